@@ -1,0 +1,176 @@
+//! Run a chapter program under a time limit with the determinism settings, and split
+//! its stdout into per-block outputs.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::program::{marker, MARKER_ENV, PANIC_TAG};
+
+/// Settings that make libtorch print the same bits on every x86-64 machine (DESIGN.md).
+pub const DETERMINISM_ENV: &[(&str, &str)] = &[
+    ("OMP_NUM_THREADS", "1"),
+    ("MKL_NUM_THREADS", "1"),
+    ("ATEN_CPU_CAPABILITY", "avx2"),
+    ("MKL_CBWR", "AVX2"),
+    ("ONEDNN_MAX_CPU_ISA", "AVX2"),
+    ("RUST_BACKTRACE", "0"),
+];
+
+/// How the program ended.
+#[derive(Debug)]
+pub enum Ending {
+    Finished,
+    /// A panic outside a `should_panic` block: `location` as `file:line:col` of the generated code.
+    Panicked { location: String, message: String },
+    /// Exited non-zero or by a signal without a panic report.
+    Crashed { status: String, stderr_tail: String },
+    TimedOut { limit: Duration },
+}
+
+pub struct RunResult {
+    /// stdout of each completed block, in run order.
+    pub blocks: Vec<Vec<u8>>,
+    /// stdout printed by the block that was running when the program stopped.
+    pub partial: Vec<u8>,
+    pub ending: Ending,
+    pub elapsed: Duration,
+}
+
+/// A fresh nonce per run so no printed text can forge a block marker.
+pub fn fresh_nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
+pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Result<RunResult> {
+    let nonce = fresh_nonce();
+    let start = Instant::now();
+    let mut cmd = Command::new(executable);
+    cmd.env(MARKER_ENV, &nonce)
+        .envs(DETERMINISM_ENV.iter().copied())
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().with_context(|| format!("starting {}", executable.display()))?;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if start.elapsed() >= limit {
+            timed_out = true;
+            kill_group(&mut child);
+            break child.wait()?;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    let out = out_thread.join().unwrap_or_default();
+    let err = err_thread.join().unwrap_or_default();
+    let (blocks, partial) = split_blocks(&out, &nonce);
+    let ending = if timed_out {
+        Ending::TimedOut { limit }
+    } else if let Some((location, message)) = parse_panic(&err) {
+        Ending::Panicked { location, message }
+    } else if !status.success() {
+        let text = String::from_utf8_lossy(&err);
+        let lines: Vec<&str> = text.lines().collect();
+        Ending::Crashed {
+            status: status.to_string(),
+            stderr_tail: lines[lines.len().saturating_sub(15)..].join("\n"),
+        }
+    } else {
+        Ending::Finished
+    };
+    Ok(RunResult { blocks, partial, ending, elapsed })
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // The program leads its own process group: take down anything it started too.
+        // (A negative pid names the group; pid is positive, so this can never be -1,
+        // which would mean every process we may signal.)
+        if pid > 1 {
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+    let _ = child.kill();
+}
+
+/// Split stdout at the markers: complete blocks, then whatever followed the last marker.
+pub fn split_blocks(out: &[u8], nonce: &str) -> (Vec<Vec<u8>>, Vec<u8>) {
+    let mut blocks = Vec::new();
+    let mut rest = out;
+    loop {
+        let m = marker(nonce, blocks.len());
+        match find(rest, m.as_bytes()) {
+            Some(at) => {
+                blocks.push(rest[..at].to_vec());
+                rest = &rest[at + m.len()..];
+            }
+            None => return (blocks, rest.to_vec()),
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn parse_panic(stderr: &[u8]) -> Option<(String, String)> {
+    let text = String::from_utf8_lossy(stderr);
+    let at = text.find(PANIC_TAG)?;
+    let rest = &text[at + PANIC_TAG.len()..];
+    let (location, message) = rest.split_once('\n').unwrap_or((rest, ""));
+    Some((location.trim().to_string(), message.trim_end().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_markers_only() {
+        let n = "abc";
+        let out = format!("one\n{}two{}fake:{n}:2\ntail", marker(n, 0), marker(n, 1));
+        let (blocks, partial) = split_blocks(out.as_bytes(), n);
+        assert_eq!(blocks, vec![b"one\n".to_vec(), b"two".to_vec()]);
+        assert_eq!(partial, format!("fake:{n}:2\ntail").into_bytes());
+    }
+
+    #[test]
+    fn finds_the_panic_report() {
+        let err = b"noise\n\nAGENTRL-PANIC@src/main.rs:10:5\nboom\nmore\n";
+        let (loc, msg) = parse_panic(err).unwrap();
+        assert_eq!(loc, "src/main.rs:10:5");
+        assert_eq!(msg, "boom\nmore");
+    }
+}

@@ -1,0 +1,505 @@
+//! The book model: chapters in SUMMARY order, their code blocks and recorded outputs,
+//! with byte offsets and Markdown line numbers kept for error messages and refresh.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
+
+/// An error located in a book file; `Display` is `file:line: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BookError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+impl BookError {
+    pub fn new(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
+        BookError { path: path.into(), line, message: message.into() }
+    }
+}
+
+impl fmt::Display for BookError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.path.display(), self.message)
+        }
+    }
+}
+
+impl std::error::Error for BookError {}
+
+/// What the toolchain does with a fenced code block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    /// ```` ```rust ```` whose first line is `//@save`: items that become the `agentrl` crate.
+    Saved,
+    /// Any other compiled `rust` block: runs, in order, inside the chapter's program.
+    Run,
+    /// Shown but never compiled: `rust,ignore` and every non-Rust fence.
+    Ignored,
+}
+
+/// A fenced code block of a chapter.
+#[derive(Debug, Clone)]
+pub struct CodeBlock {
+    pub kind: BlockKind,
+    /// The fence's info string, e.g. `rust,should_panic`.
+    pub info: String,
+    /// The block's text; for a saved block, without its `//@save` line.
+    pub code: String,
+    /// Markdown line (1-based) of the first line of `code`.
+    pub code_line: usize,
+    /// Markdown line of the opening fence.
+    pub fence_line: usize,
+    /// Byte range of the whole fenced block, opening fence to closing fence (no newline after).
+    pub span: Range<usize>,
+    /// `rust,should_panic`: the block must panic; the program goes on after it.
+    pub should_panic: bool,
+    /// The recorded `Output:` that follows a run block.
+    pub output: Option<OutputBlock>,
+}
+
+/// A recorded output: the paragraph `Output:` followed by a ```` ```text ```` fence.
+#[derive(Debug, Clone)]
+pub struct OutputBlock {
+    /// Byte range from the start of `Output:` to the end of the closing fence.
+    pub span: Range<usize>,
+    /// The recorded text, exactly as between the fences (ends with a newline unless empty).
+    pub text: String,
+    /// Markdown line of the `Output:` paragraph.
+    pub line: usize,
+}
+
+/// One chapter file, e.g. `book/src/02-rl-fundamentals.md`.
+#[derive(Debug, Clone)]
+pub struct Chapter {
+    /// The selector: `02`, or `A` for an appendix.
+    pub id: String,
+    /// `rl-fundamentals`.
+    pub slug: String,
+    /// Title as written in SUMMARY.md.
+    pub title: String,
+    /// File name inside `src/`, e.g. `02-rl-fundamentals.md`.
+    pub file: String,
+    /// Path of the file (the book directory joined with `src/` and `file`).
+    pub path: PathBuf,
+    pub source: String,
+    pub blocks: Vec<CodeBlock>,
+}
+
+impl Chapter {
+    /// Rust module name of the chapter in `agentrl`: `ch02_rl_fundamentals`, `app_a_math`.
+    pub fn module_name(&self) -> String {
+        let slug = self.slug.replace('-', "_");
+        if self.id.chars().all(|c| c.is_ascii_digit()) {
+            format!("ch{}_{}", self.id, slug)
+        } else {
+            format!("app_{}_{}", self.id.to_ascii_lowercase(), slug)
+        }
+    }
+
+    pub fn saved_blocks(&self) -> impl Iterator<Item = &CodeBlock> {
+        self.blocks.iter().filter(|b| b.kind == BlockKind::Saved)
+    }
+
+    pub fn run_blocks(&self) -> impl Iterator<Item = &CodeBlock> {
+        self.blocks.iter().filter(|b| b.kind == BlockKind::Run)
+    }
+}
+
+/// The book: its directory and its chapters in SUMMARY order (the build order).
+#[derive(Debug, Clone)]
+pub struct Book {
+    pub dir: PathBuf,
+    pub chapters: Vec<Chapter>,
+}
+
+impl Book {
+    /// Load `dir/src/SUMMARY.md` and every chapter it lists.
+    pub fn load(dir: &Path) -> Result<Book, BookError> {
+        let summary_path = dir.join("src").join("SUMMARY.md");
+        let summary = read_text(&summary_path)?;
+        let mut chapters = Vec::new();
+        for entry in summary_entries(&summary) {
+            let Some((id, slug)) = chapter_file_parts(&entry.file) else { continue };
+            if chapters.iter().any(|c: &Chapter| c.id == id) {
+                return Err(BookError::new(
+                    &summary_path,
+                    entry.line,
+                    format!("chapter {id} is listed twice"),
+                ));
+            }
+            let path = dir.join("src").join(&entry.file);
+            let source = read_text(&path).map_err(|mut e| {
+                if e.line == 0 {
+                    e = BookError::new(
+                        &summary_path,
+                        entry.line,
+                        format!("SUMMARY.md lists {} but {}", entry.file, e.message),
+                    );
+                }
+                e
+            })?;
+            let blocks = parse_blocks(&path, &source)?;
+            chapters.push(Chapter {
+                id,
+                slug,
+                title: entry.title,
+                file: entry.file,
+                path,
+                source,
+                blocks,
+            });
+        }
+        Ok(Book { dir: dir.to_path_buf(), chapters })
+    }
+
+    /// Position of the chapter with this id in build order.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.chapters.iter().position(|c| c.id == id)
+    }
+
+    /// Valid chapter ids, in build order.
+    pub fn ids(&self) -> Vec<&str> {
+        self.chapters.iter().map(|c| c.id.as_str()).collect()
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, BookError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| BookError::new(path, 0, format!("cannot be read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        BookError::new(path, line, "is not valid UTF-8")
+    })
+}
+
+/// `02-rl-fundamentals.md` -> (`02`, `rl-fundamentals`); `A-math.md` -> (`A`, `math`).
+pub fn chapter_file_parts(file: &str) -> Option<(String, String)> {
+    let stem = file.strip_suffix(".md")?;
+    if stem.contains('/') {
+        return None;
+    }
+    let (id, slug) = stem.split_once('-')?;
+    let numeric = id.len() == 2 && id.chars().all(|c| c.is_ascii_digit());
+    let appendix = id.len() == 1 && id.chars().all(|c| c.is_ascii_uppercase());
+    if !(numeric || appendix) || slug.is_empty() {
+        return None;
+    }
+    Some((id.to_string(), slug.to_string()))
+}
+
+struct SummaryEntry {
+    title: String,
+    file: String,
+    line: usize,
+}
+
+fn summary_entries(summary: &str) -> Vec<SummaryEntry> {
+    let lines = LineIndex::new(summary);
+    let mut entries = Vec::new();
+    let mut current: Option<(String, usize, String)> = None;
+    for (event, range) in Parser::new(summary).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Link { link_type: LinkType::Inline, dest_url, .. }) => {
+                current = Some((dest_url.to_string(), lines.line_of(range.start), String::new()));
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some((_, _, title)) = current.as_mut() {
+                    title.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Link) => {
+                if let Some((file, line, title)) = current.take() {
+                    entries.push(SummaryEntry { title, file, line });
+                }
+            }
+            _ => {}
+        }
+    }
+    entries
+}
+
+/// Maps byte offsets to 1-based line numbers.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+}
+
+/// A leaf element of the document, in order, as far as outputs care.
+enum Leaf {
+    Code(usize),
+    OutputLabel { start: usize, line: usize },
+    Other,
+}
+
+/// Parse a chapter's fenced blocks and attach each `Output:` block to the run block before it.
+pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookError> {
+    let lines = LineIndex::new(source);
+    let mut blocks: Vec<CodeBlock> = Vec::new();
+    let mut leaves: Vec<Leaf> = Vec::new();
+    // (info, span start, text) of the fence being read
+    let mut in_code: Option<(String, usize, String, Option<usize>)> = None;
+    let mut in_paragraph: Option<(usize, String)> = None;
+    let mut pending_text_fence: Vec<Option<(Range<usize>, String)>> = Vec::new();
+
+    let parser = Parser::new_ext(source, Options::ENABLE_TABLES | Options::ENABLE_MATH);
+    for (event, range) in parser.into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let info = match kind {
+                    CodeBlockKind::Fenced(info) => info.to_string(),
+                    CodeBlockKind::Indented => {
+                        in_code = Some((String::from("\0indented"), range.start, String::new(), None));
+                        continue;
+                    }
+                };
+                check_fence_closed(path, source, &lines, range.clone())?;
+                in_code = Some((info, range.start, String::new(), None));
+            }
+            Event::Text(text) if in_code.is_some() => {
+                let (_, _, body, first) = in_code.as_mut().unwrap();
+                if first.is_none() {
+                    *first = Some(range.start);
+                }
+                body.push_str(&text);
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                let (info, start, body, first) = in_code.take().unwrap();
+                if info == "\0indented" {
+                    leaves.push(Leaf::Other);
+                    continue;
+                }
+                let end = trim_end_newlines(source, range.end);
+                let fence_line = lines.line_of(start);
+                let code_line = first.map(|o| lines.line_of(o)).unwrap_or(fence_line + 1);
+                let lang_attrs: Vec<&str> =
+                    info.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
+                let is_rust = lang_attrs.first() == Some(&"rust");
+                let ignored = lang_attrs.iter().any(|a| *a == "ignore" || *a == "compile_fail");
+                let is_save = body.lines().next().map(|l| l.trim() == "//@save").unwrap_or(false);
+                let (kind, code, code_line) = if !is_rust || ignored {
+                    (BlockKind::Ignored, body, code_line)
+                } else if is_save {
+                    let rest = body.split_once('\n').map(|(_, r)| r.to_string()).unwrap_or_default();
+                    (BlockKind::Saved, rest, code_line + 1)
+                } else {
+                    (BlockKind::Run, body, code_line)
+                };
+                let is_text = lang_attrs.first() == Some(&"text");
+                leaves.push(Leaf::Code(blocks.len()));
+                pending_text_fence.push(if is_text { Some((start..end, String::new())) } else { None });
+                blocks.push(CodeBlock {
+                    kind,
+                    info: info.clone(),
+                    code,
+                    code_line,
+                    fence_line,
+                    span: start..end,
+                    should_panic: lang_attrs.contains(&"should_panic"),
+                    output: None,
+                });
+            }
+            Event::Start(Tag::Paragraph) => in_paragraph = Some((range.start, String::new())),
+            Event::Text(t) | Event::Code(t) if in_paragraph.is_some() => {
+                in_paragraph.as_mut().unwrap().1.push_str(&t);
+            }
+            Event::End(TagEnd::Paragraph) => {
+                let (start, text) = in_paragraph.take().unwrap();
+                if text.trim() == "Output:" {
+                    leaves.push(Leaf::OutputLabel { start, line: lines.line_of(start) });
+                } else {
+                    leaves.push(Leaf::Other);
+                }
+            }
+            Event::Start(Tag::Heading { .. })
+            | Event::Start(Tag::Table(_))
+            | Event::Start(Tag::HtmlBlock)
+            | Event::Rule
+            | Event::DisplayMath(_) => {
+                if in_paragraph.is_none() {
+                    leaves.push(Leaf::Other);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Pair every `Output:` label with the fence after it and the code block before it.
+    let mut outputs = Vec::new();
+    for (i, leaf) in leaves.iter().enumerate() {
+        let Leaf::OutputLabel { start, line } = *leaf else { continue };
+        let fence = match leaves.get(i + 1) {
+            Some(Leaf::Code(b)) if pending_text_fence[*b].is_some() => *b,
+            _ => {
+                return Err(BookError::new(
+                    path,
+                    line,
+                    "`Output:` must be followed by a ```text fence holding the recorded output",
+                ))
+            }
+        };
+        let owner = match i.checked_sub(1).map(|j| &leaves[j]) {
+            Some(Leaf::Code(b)) if blocks[*b].kind == BlockKind::Run => *b,
+            Some(Leaf::Code(b)) if blocks[*b].kind == BlockKind::Saved => {
+                return Err(BookError::new(
+                    path,
+                    line,
+                    format!(
+                        "Output block follows the saved block at line {}; saved blocks print nothing",
+                        blocks[*b].fence_line
+                    ),
+                ))
+            }
+            _ => {
+                return Err(BookError::new(
+                    path,
+                    line,
+                    "Output block has no run block (```rust) directly before it",
+                ))
+            }
+        };
+        let text = blocks[fence].code.clone();
+        let span = start..blocks[fence].span.end;
+        outputs.push((owner, fence, OutputBlock { span, text, line }));
+    }
+    let mut remove = Vec::new();
+    for (owner, fence, out) in outputs {
+        blocks[owner].output = Some(out);
+        remove.push(fence);
+    }
+    let blocks = blocks
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !remove.contains(i))
+        .map(|(_, b)| b)
+        .collect();
+    Ok(blocks)
+}
+
+fn trim_end_newlines(source: &str, mut end: usize) -> usize {
+    let bytes = source.as_bytes();
+    while end > 0 && (bytes[end - 1] == b'\n' || bytes[end - 1] == b'\r') {
+        end -= 1;
+    }
+    end
+}
+
+/// pulldown-cmark runs an unterminated fence to the end of its container; we refuse it.
+fn check_fence_closed(
+    path: &Path,
+    source: &str,
+    lines: &LineIndex,
+    range: Range<usize>,
+) -> Result<(), BookError> {
+    let text = &source[range.start..trim_end_newlines(source, range.end)];
+    let opening = text.lines().next().unwrap_or("").trim_start();
+    let fence_char = opening.chars().next().unwrap_or('`');
+    let fence_len = opening.chars().take_while(|&c| c == fence_char).count();
+    let closed = text.lines().count() >= 2
+        && text.lines().last().is_some_and(|last| {
+            let last = last.trim();
+            // Inside a blockquote or list the closing line may carry a container prefix.
+            let last = last.trim_start_matches(['>', ' ']);
+            last.len() >= fence_len && last.chars().all(|c| c == fence_char)
+        });
+    if closed {
+        Ok(())
+    } else {
+        Err(BookError::new(
+            path,
+            lines.line_of(range.start),
+            format!(
+                "unterminated code fence: the {} fence opened here is never closed",
+                opening.split_whitespace().next().unwrap_or(opening)
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Result<Vec<CodeBlock>, BookError> {
+        parse_blocks(Path::new("ch.md"), src)
+    }
+
+    #[test]
+    fn classifies_blocks_and_attaches_outputs() {
+        let src = "# T\n\n```rust\n//@save\npub fn f() {}\n```\n\nText.\n\n```rust\nprintln!(\"hi\");\n```\n\nOutput:\n\n```text\nhi\n```\n\n```rust,ignore\nnope\n```\n\n```mermaid\ngraph\n```\n";
+        let blocks = parse(src).unwrap();
+        assert_eq!(blocks.len(), 4);
+        assert_eq!(blocks[0].kind, BlockKind::Saved);
+        assert_eq!(blocks[0].code, "pub fn f() {}\n");
+        assert_eq!(blocks[0].code_line, 5);
+        assert_eq!(blocks[1].kind, BlockKind::Run);
+        assert_eq!(blocks[1].code_line, 11);
+        let out = blocks[1].output.as_ref().unwrap();
+        assert_eq!(out.text, "hi\n");
+        assert_eq!(out.line, 14);
+        assert_eq!(&src[out.span.clone()], "Output:\n\n```text\nhi\n```");
+        assert_eq!(&src[blocks[1].span.clone()], "```rust\nprintln!(\"hi\");\n```");
+        assert_eq!(blocks[2].kind, BlockKind::Ignored);
+        assert_eq!(blocks[3].kind, BlockKind::Ignored);
+    }
+
+    #[test]
+    fn unterminated_fence_is_an_error_at_its_line() {
+        let err = parse("para\n\n```rust\nlet x = 1;\n").unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.message.contains("unterminated code fence"), "{err}");
+    }
+
+    #[test]
+    fn output_without_code_block_is_an_error() {
+        let err = parse("Intro.\n\nOutput:\n\n```text\n1\n```\n").unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.message.contains("no run block"), "{err}");
+        let err = parse("```rust\n//@save\nfn f() {}\n```\n\nOutput:\n\n```text\n1\n```\n").unwrap_err();
+        assert!(err.message.contains("saved block"), "{err}");
+    }
+
+    #[test]
+    fn output_label_needs_a_text_fence() {
+        let err = parse("```rust\nlet a = 1;\n```\n\nOutput:\n\nplain\n").unwrap_err();
+        assert!(err.message.contains("```text"), "{err}");
+    }
+
+    #[test]
+    fn chapter_file_names() {
+        assert_eq!(chapter_file_parts("02-rl-fundamentals.md"), Some(("02".into(), "rl-fundamentals".into())));
+        assert_eq!(chapter_file_parts("A-math.md"), Some(("A".into(), "math".into())));
+        assert_eq!(chapter_file_parts("library.md"), None);
+        assert_eq!(chapter_file_parts("sources.md"), None);
+    }
+
+    #[test]
+    fn line_index() {
+        let idx = LineIndex::new("a\nbc\n\nd");
+        assert_eq!(idx.line_of(0), 1);
+        assert_eq!(idx.line_of(2), 2);
+        assert_eq!(idx.line_of(5), 3);
+        assert_eq!(idx.line_of(6), 4);
+    }
+}
