@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Measure the book's budgets (DESIGN.md) on this machine:
+#   cold      full book check with an empty chapter build dir (libtorch already installed)
+#   no-op     full book check with nothing changed (the content-hash cache)
+#   re-check  one chapter after editing one run block (a comment appended), then restored
+#   run       each chapter's program run time, as the checker reports it
+# Usage: scripts/bench-book.sh [--skip-cold] [CHAPTER-FOR-RECHECK]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+skip_cold=0
+if [ "${1:-}" = "--skip-cold" ]; then skip_cold=1; shift; fi
+chapter=${1:-02}
+cargo build -q -p checker
+check=(target/debug/checker)
+now() { date +%s.%N; }
+secs() { python3 -c "print(f\"{$2 - $1:.1f}\")"; }
+
+if [ $skip_cold = 0 ]; then
+  rm -rf target/checker
+  t0=$(now); "${check[@]}" --chapters all > target/bench-cold.log; t1=$(now)
+  echo "cold full check:      $(secs $t0 $t1) s (budget 1500 s)"
+  grep -E '^chapter ' target/bench-cold.log | sed 's/^/  /'
+fi
+t0=$(now); "${check[@]}" --chapters all > /dev/null; t1=$(now)
+echo "no-op full check:     $(secs $t0 $t1) s (budget 10 s)"
+
+file=$(ls book/src/${chapter}-*.md)
+cp "$file" target/bench-chapter.bak
+trap 'cp target/bench-chapter.bak "$file"' EXIT
+# Append a comment to the last line of the first run block: the program changes, outputs do not.
+python3 - "$file" <<'PY'
+import sys, re
+p = sys.argv[1]; s = open(p).read()
+for m in re.finditer(r"```rust\n(.*?)```", s, re.S):
+    if not m.group(1).startswith("//@save"):
+        i = m.end() - 3
+        s = s[:i] + "// bench edit\n" + s[i:]
+        break
+open(p, "w").write(s)
+PY
+t0=$(now); "${check[@]}" --chapters "$chapter" | grep -E '^chapter '; t1=$(now)
+echo "re-check of $chapter after an edit: $(secs $t0 $t1) s (budget 20 s + run time)"
