@@ -2,8 +2,6 @@
 //! order inside `main`, a marker printed after each block, and a line table back to the
 //! Markdown.
 
-use std::path::PathBuf;
-
 use tangle::library::{self, GeneratedFile};
 use tangle::{BlockKind, Book, BookError, Chapter};
 
@@ -137,11 +135,6 @@ fn push_block_lines(main: &mut GeneratedFile, chapter: &Chapter, first_line: usi
     for (k, line) in code.lines().enumerate() {
         main.push_line(line, Some((chapter.path.clone(), first_line + k)));
     }
-}
-
-/// Map a generated-file line (1-based) to its Markdown origin.
-pub fn origin(file: &GeneratedFile, line: usize) -> Option<(PathBuf, usize)> {
-    file.line_map.get(line.checked_sub(1)?).cloned().flatten()
 }
 
 #[cfg(test)]
