@@ -98,6 +98,9 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         }
         out.flush()?;
     }
+    if opts.refresh {
+        retangle(opts, out)?;
+    }
     if !failed_ids.is_empty() {
         writeln!(out, "failed: {}", failed_ids.join(", "))?;
     }
@@ -110,6 +113,25 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     }
     writeln!(out, "{} passed, {} failed", summary.passed, summary.failed)?;
     Ok(summary)
+}
+
+/// After a refresh, keep the book's generated crate in step: its `// generated from` line
+/// references move when Output blocks grow or shrink. Only the crate beside the book
+/// (`agentrl/` next to `book/`) is rewritten, and only when it exists.
+fn retangle(opts: &Options, out: &mut dyn Write) -> Result<()> {
+    let crate_dir = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl");
+    if !crate_dir.join("Cargo.toml").exists() {
+        return Ok(());
+    }
+    let book = Book::load(&opts.book).map_err(|e| SetupError(format!("{e}")))?;
+    let Ok(tangled) = tangle::tangle_book(&book) else {
+        return Ok(()); // the chapter reports already name the broken saved block
+    };
+    if !tangle::stale(&book, &tangled, &crate_dir).is_empty() {
+        tangle::write(&book, &tangled, &crate_dir)?;
+        writeln!(out, "re-tangled {} and {} (line references moved)", crate_dir.display(), book.dir.join(&tangled.reference.rel_path).display())?;
+    }
+    Ok(())
 }
 
 /// How one chapter came out.
