@@ -11,6 +11,9 @@ fn repo() -> PathBuf {
 /// A fixture book copied into a temp dir (tests may rewrite it), plus a work dir.
 struct Fixture {
     tmp: tempfile::TempDir,
+    /// Stable per test (not temporary), so re-running the tests overwrites its program
+    /// binaries in the shared target dir instead of adding new ones.
+    work: PathBuf,
 }
 
 impl Fixture {
@@ -23,7 +26,9 @@ impl Fixture {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), dst.join(entry.file_name())).unwrap();
         }
-        Fixture { tmp }
+        let test = std::thread::current().name().unwrap_or("main").replace("::", "-");
+        let work = repo().join("target/checker-tests").join(test);
+        Fixture { tmp, work }
     }
 
     fn chapter(&self, file: &str) -> PathBuf {
@@ -37,7 +42,8 @@ impl Fixture {
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_checker"));
         cmd.current_dir(self.tmp.path())
-            .args(["--book", "book", "--work-dir", "work"])
+            .args(["--book", "book", "--force", "--work-dir"])
+            .arg(&self.work)
             // Share the book's build of tch and friends, pinned by the book's lock.
             .arg("--cargo-target-dir")
             .arg(repo().join("target/checker/target"))
@@ -47,9 +53,23 @@ impl Fixture {
         cmd
     }
 
-    /// (exit code, stdout + stderr)
+    /// (exit code, stdout + stderr) of a run that re-checks every chapter (`--force`).
     fn run(&self, args: &[&str]) -> (i32, String) {
-        let out = self.command(args).output().unwrap();
+        self.output(self.command(args))
+    }
+
+    /// The same, without `--force`: chapters that passed before may be skipped.
+    fn run_cached(&self, args: &[&str]) -> (i32, String) {
+        let mut cmd = self.command(args);
+        let kept: Vec<_> = cmd.get_args().filter(|a| *a != "--force").map(|a| a.to_owned()).collect();
+        let mut plain = Command::new(cmd.get_program());
+        plain.current_dir(self.tmp.path()).args(kept);
+        cmd = plain;
+        self.output(cmd)
+    }
+
+    fn output(&self, mut cmd: Command) -> (i32, String) {
+        let out = cmd.output().unwrap();
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         (out.status.code().unwrap_or(-1), text)
     }
@@ -67,10 +87,10 @@ fn good_book_passes_shares_variables_uses_tch_and_caches() {
     let (code, out) = f.run(&["--chapters", "all"]);
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["chapter 01 (book/src/01-basics.md): ok (build", "chapter 02 (book/src/02-tensors.md): ok", "2 passed, 0 failed"]);
-    let (code, out) = f.run(&["--chapters", "02"]);
+    let (code, out) = f.run_cached(&["--chapters", "02"]);
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (cached", "1 passed, 0 failed"]);
-    let (code, out) = f.run(&["--chapters", "02", "--force"]);
+    let (code, out) = f.run(&["--chapters", "02"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("cached"), "{out}");
 }
@@ -109,7 +129,7 @@ fn mismatch_shows_a_diff_at_the_output_line_and_refresh_fixes_only_that() {
     let (code, out) = f.run(&["--refresh"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(f.read("01-mismatch.md"), before.replace("total reward: 3.5", "total reward: 3.0"));
-    let (code, out) = f.run(&["--force"]);
+    let (code, out) = f.run(&[]);
     assert_eq!(code, 0, "{out}");
     // A refresh of an up-to-date chapter is a byte-for-byte no-op.
     let after = std::fs::read(f.chapter("01-mismatch.md")).unwrap();
