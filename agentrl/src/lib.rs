@@ -5,5 +5,8 @@
 
 /// 2. Reinforcement Learning Fundamentals
 pub mod ch02_rl_fundamentals;
+/// 3. Language Models as Policies
+pub mod ch03_language_models_as_policies;
 
 pub use ch02_rl_fundamentals::*;
+pub use ch03_language_models_as_policies::*;
