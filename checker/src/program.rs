@@ -90,16 +90,12 @@ pub fn generate(book: &Book, chapter_index: usize) -> Result<Program, BookError>
     }
     main.push_line("", None);
 
-    let mut seen_uses: Vec<String> = Vec::new();
+    let mut uses = library::UseSet::default();
     for block in chapter.blocks.iter().filter(|b| b.kind == BlockKind::Saved) {
         for item in library::saved_items(chapter, block)? {
-            if let Some(key) = &item.use_key {
-                if seen_uses.contains(key) {
-                    continue;
-                }
-                seen_uses.push(key.clone());
+            if let Some(item) = uses.admit(item) {
+                main.push_item(chapter, &item);
             }
-            main.push_item(chapter, &item);
         }
     }
     for line in RUNTIME.lines() {

@@ -40,8 +40,9 @@ pub struct SavedItem {
     pub line: usize,
     /// Markdown line of the item's first token (shown in the "generated from" comment).
     pub item_line: usize,
-    /// Normalised tokens of a `use` item, for de-duplication within a chapter.
-    pub use_key: Option<String>,
+    /// For a `use` item, one `use path;` statement per imported name, for de-duplication
+    /// by imported path within one scope (see [`UseSet`]).
+    pub use_leaves: Vec<String>,
     /// Reference-page row: rendered signature and first doc line.
     pub signature: Option<String>,
     pub summary: String,
@@ -118,19 +119,73 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
         }
         let text = code_lines[start - 1..last_line].join("\n");
         next_free_line = last_line + 1;
-        let use_key = matches!(item, Item::Use(_)).then(|| tokens.to_string());
+        let use_leaves = match item {
+            Item::Use(u) => use_leaves(u),
+            _ => Vec::new(),
+        };
         let (signature, summary) = reference_row(item);
         items.push(SavedItem {
             name,
             text,
             line: md_line(start),
             item_line: md_line(first_line),
-            use_key,
+            use_leaves,
             signature,
             summary,
         });
     }
     Ok(items)
+}
+
+/// `use a::{b, c as d, e::*};` -> `use a::b;`, `use a::c as d;`, `use a::e::*;`.
+fn use_leaves(u: &syn::ItemUse) -> Vec<String> {
+    fn walk(tree: &syn::UseTree, prefix: String, out: &mut Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => walk(&p.tree, format!("{prefix}{}::", p.ident), out),
+            syn::UseTree::Name(n) if n.ident == "self" => out.push(prefix.trim_end_matches("::").to_string()),
+            syn::UseTree::Name(n) => out.push(format!("{prefix}{}", n.ident)),
+            syn::UseTree::Rename(r) => out.push(format!("{prefix}{} as {}", r.ident, r.rename)),
+            syn::UseTree::Glob(_) => out.push(format!("{prefix}*")),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| walk(t, prefix.clone(), out)),
+        }
+    }
+    let mut paths = Vec::new();
+    walk(&u.tree, if u.leading_colon.is_some() { "::".into() } else { String::new() }, &mut paths);
+    let vis = u.vis.to_token_stream().to_string();
+    let vis = if vis.is_empty() { String::new() } else { format!("{vis} ") };
+    paths.into_iter().map(|p| format!("{vis}use {p};")).collect()
+}
+
+/// The imports already emitted into one scope. Saved blocks each carry the `use` lines
+/// they need; in the one module (or program) a chapter becomes, an import repeated in
+/// another block would be error E0252, so each imported path is emitted once.
+#[derive(Debug, Default)]
+pub struct UseSet {
+    seen: Vec<String>,
+}
+
+impl UseSet {
+    /// The item as it should be emitted: as written, reduced to the imports not yet
+    /// emitted, or `None` when it adds nothing. Items other than `use` pass through.
+    pub fn admit(&mut self, item: SavedItem) -> Option<SavedItem> {
+        if item.use_leaves.is_empty() {
+            return Some(item);
+        }
+        let mut fresh: Vec<String> = Vec::new();
+        for leaf in &item.use_leaves {
+            if !self.seen.contains(leaf) && !fresh.contains(leaf) {
+                fresh.push(leaf.clone());
+            }
+        }
+        self.seen.extend(fresh.iter().cloned());
+        if fresh.is_empty() {
+            None
+        } else if fresh.len() == item.use_leaves.len() {
+            Some(item)
+        } else {
+            Some(SavedItem { text: fresh.join("\n"), line: item.item_line, ..item })
+        }
+    }
 }
 
 fn first_token_line(tokens: &TokenStream) -> usize {
@@ -205,13 +260,10 @@ pub fn collect(book: &Book, upto: usize) -> Result<Vec<ChapterItems>, BookError>
     let mut out = Vec::new();
     for (ci, chapter) in book.chapters[..upto].iter().enumerate() {
         let mut items: Vec<SavedItem> = Vec::new();
+        let mut uses = UseSet::default();
         for block in chapter.blocks.iter().filter(|b| b.kind == BlockKind::Saved) {
             for item in saved_items(chapter, block)? {
-                if let Some(key) = &item.use_key {
-                    if items.iter().any(|i| i.use_key.as_ref() == Some(key)) {
-                        continue;
-                    }
-                }
+                let Some(item) = uses.admit(item) else { continue };
                 if let Some(name) = &item.name {
                     if let Some((p, l)) = seen.get(name) {
                         return Err(BookError::new(
@@ -445,6 +497,20 @@ mod tests {
         assert!(items[1].text.contains("/// Add one."));
         assert_eq!(items[1].signature.as_deref(), Some("add_one(x: i64) -> i64"));
         assert_eq!(items[1].summary, "Add one.");
+    }
+
+    #[test]
+    fn overlapping_uses_are_merged_by_imported_path() {
+        let ch = chapter("```rust\n//@save\nuse tch::{Kind, Tensor};\n```\n\n```rust\n//@save\nuse tch::{nn, Kind, Tensor};\nuse tch::Tensor;\nuse std::fmt::{self, Write as _};\n```\n");
+        let mut uses = UseSet::default();
+        let kept: Vec<String> = ch
+            .blocks
+            .iter()
+            .flat_map(|b| saved_items(&ch, b).unwrap())
+            .filter_map(|i| uses.admit(i))
+            .map(|i| i.text)
+            .collect();
+        assert_eq!(kept, vec!["use tch::{Kind, Tensor};", "use tch::nn;", "use std::fmt::{self, Write as _};"]);
     }
 
     #[test]
