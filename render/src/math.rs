@@ -1,0 +1,228 @@
+//! `$…$` and `$$…$$` to MathML at build time, so the rendered book needs no math script.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser};
+use pulldown_latex::config::DisplayMode;
+use pulldown_latex::{push_mathml, RenderConfig, Storage};
+
+/// Markdown extensions that change where math can appear: the ones the book model and
+/// mdBook enable (tables, footnotes, strikethrough, task lists, heading attributes).
+pub fn markdown_options() -> Options {
+    Options::ENABLE_MATH
+        | Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// One formula of a page: its byte range (delimiters included) and LaTeX source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Formula {
+    pub span: Range<usize>,
+    pub tex: String,
+    /// `$$…$$`: typeset as a display (block) formula.
+    pub display: bool,
+}
+
+/// Every `$…$` and `$$…$$` of a Markdown page, in order; math inside code is not math.
+pub fn formulas(markdown: &str) -> Vec<Formula> {
+    Parser::new_ext(markdown, markdown_options())
+        .into_offset_iter()
+        .filter_map(|(event, span)| match event {
+            Event::InlineMath(tex) => Some(Formula { span, tex: tex.into_string(), display: false }),
+            Event::DisplayMath(tex) => Some(Formula { span, tex: tex.into_string(), display: true }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Typeset LaTeX as a `<math>` element (MathML Core). Unknown commands and syntax errors
+/// are errors, never silently rendered in red.
+pub fn to_mathml(tex: &str, display: bool) -> Result<String, String> {
+    let storage = Storage::new();
+    let mut events = Vec::new();
+    for event in pulldown_latex::Parser::new(tex, &storage) {
+        match event {
+            Ok(e) => events.push(Ok::<_, pulldown_latex::ParserError>(e)),
+            Err(e) => return Err(e.to_string().trim_end().replace('\n', " ")),
+        }
+    }
+    let config = RenderConfig {
+        display_mode: if display { DisplayMode::Block } else { DisplayMode::Inline },
+        ..Default::default()
+    };
+    let mut out = String::new();
+    push_mathml(&mut out, events.into_iter(), config).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Make a `<math>` fragment safe to paste into Markdown as inline HTML: one line, tags
+/// that CommonMark accepts as raw HTML (pulldown-latex 0.8 writes `stretchy="true"minsize=…`
+/// for `\Big[`, without the space CommonMark requires between attributes), and no
+/// character in its text that Markdown would read as emphasis, code, a link, an escape or
+/// a table cell border (they become numeric character references).
+pub fn markdown_safe(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 16);
+    let mut in_tag = false;
+    let mut in_value = false;
+    let mut after_value = false;
+    let mut chars = html.chars().peekable();
+    while let Some(c) = chars.next() {
+        let c = if c == '\n' || c == '\r' { ' ' } else { c };
+        if in_tag {
+            if after_value && !c.is_whitespace() && c != '>' && c != '/' {
+                out.push(' ');
+            }
+            after_value = false;
+            match c {
+                '"' if in_value => {
+                    in_value = false;
+                    after_value = true;
+                }
+                '"' => in_value = true,
+                '>' if !in_value => in_tag = false,
+                _ => {}
+            }
+            out.push(c);
+            continue;
+        }
+        match c {
+            // pulldown-latex writes `<` and `>` as operators unescaped: `<mo><</mo>`
+            '<' if chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || *n == '/') => {
+                in_tag = true;
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '*' | '_' | '`' | '[' | ']' | '|' | '~' | '$' | '!' | '^' => {
+                out.push_str(&format!("&#{};", c as u32));
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Check that every tag of an HTML fragment is one CommonMark passes through as raw
+/// inline HTML (`<name attr="v" …>`, `</name>`, `<name … />`); returns the first that is not.
+pub fn check_inline_html(html: &str) -> Result<(), String> {
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let tail = &rest[start..];
+        let end = tail.find('>').ok_or_else(|| format!("unclosed tag at `{}`", truncate(tail)))?;
+        let tag = &tail[..=end];
+        if !is_inline_tag(tag) {
+            return Err(format!("`{}` is not a tag Markdown passes through", truncate(tag)));
+        }
+        rest = &tail[end + 1..];
+    }
+    Ok(())
+}
+
+fn truncate(s: &str) -> &str {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+fn is_inline_tag(tag: &str) -> bool {
+    let inner = &tag[1..tag.len() - 1];
+    if let Some(name) = inner.strip_prefix('/') {
+        return is_name(name.trim_end());
+    }
+    let inner = inner.strip_suffix('/').unwrap_or(inner);
+    let name_end = inner.find(char::is_whitespace).unwrap_or(inner.len());
+    if !is_name(&inner[..name_end]) {
+        return false;
+    }
+    // attributes: whitespace, name, optional ="value"; each separated by whitespace
+    let mut attrs = &inner[name_end..];
+    loop {
+        let trimmed = attrs.trim_start();
+        if trimmed.is_empty() {
+            return true;
+        }
+        if trimmed.len() == attrs.len() {
+            return false; // no whitespace before an attribute
+        }
+        let name_len = trimmed
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "_.:-".contains(c)))
+            .unwrap_or(trimmed.len());
+        if name_len == 0 {
+            return false;
+        }
+        attrs = &trimmed[name_len..];
+        if let Some(value) = attrs.strip_prefix("=\"") {
+            let Some(close) = value.find('"') else { return false };
+            attrs = &value[close + 1..];
+        }
+    }
+}
+
+fn is_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_inline_and_display_math_but_not_code() {
+        let md = "Let $x_1$ be `$not math$`.\n\n$$V^*(s) = \\max_a Q(s, a)$$\n\n```text\n$ echo $HOME\n```\n";
+        let f = formulas(md);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!((f[0].tex.as_str(), f[0].display), ("x_1", false));
+        assert_eq!(&md[f[0].span.clone()], "$x_1$");
+        assert!(f[1].display);
+        assert_eq!(&md[f[1].span.clone()], "$$V^*(s) = \\max_a Q(s, a)$$");
+    }
+
+    #[test]
+    fn typesets_to_mathml() {
+        let m = to_mathml("\\pi_\\theta(a \\mid s)", false).unwrap();
+        assert!(m.starts_with("<math display=\"inline\">"), "{m}");
+        assert!(m.contains("<msub><mi>π</mi><mi>θ</mi></msub>"), "{m}");
+        assert!(m.ends_with("</math>"));
+        let d = to_mathml("\\frac{1}{2} \\sum_{k \\ge 0} \\gamma^k", true).unwrap();
+        assert!(d.starts_with("<math display=\"block\">"), "{d}");
+        assert!(d.contains("<mfrac>") && d.contains("<munderover>") || d.contains("<munder>"), "{d}");
+        assert!(d.contains("<msup>"), "{d}");
+    }
+
+    #[test]
+    fn bad_latex_is_an_error() {
+        assert!(to_mathml("\\frac{1}{", false).is_err());
+        assert!(to_mathml("\\nosuchcommand x", false).is_err());
+    }
+
+    #[test]
+    fn big_delimiters_become_valid_inline_html() {
+        let raw = to_mathml("\\Big[ x \\Big]", false).unwrap();
+        let safe = markdown_safe(&raw);
+        assert!(safe.contains("stretchy=\"true\" minsize=\"1.8em\""), "{safe}");
+        check_inline_html(&safe).unwrap();
+    }
+
+    #[test]
+    fn inline_html_check() {
+        assert!(check_inline_html("<math display=\"inline\"><mi>x</mi><mspace width=\"1em\" /></math>").is_ok());
+        assert!(check_inline_html("<mo a=\"1\"b=\"2\">[</mo>").is_err());
+        assert!(check_inline_html("<mo>x").is_ok());
+        assert!(check_inline_html("<mo").is_err());
+    }
+
+    #[test]
+    fn markdown_safe_escapes_text_not_tags() {
+        let s = markdown_safe("<mi mathvariant=\"normal\">a_b*c|d</mi>\n<mo>[</mo><mo><</mo><mo>></mo>");
+        assert_eq!(
+            s,
+            "<mi mathvariant=\"normal\">a&#95;b&#42;c&#124;d</mi> <mo>&#91;</mo><mo>&lt;</mo><mo>&gt;</mo>"
+        );
+        check_inline_html(&s).unwrap();
+        check_inline_html(&markdown_safe(&to_mathml("\\gamma < 1 > 0", false).unwrap())).unwrap();
+    }
+}

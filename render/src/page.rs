@@ -1,0 +1,318 @@
+//! Rewrite one page's Markdown for the HTML book, using the `tangle` book model for its
+//! blocks: saved blocks lose their `//@save` line and carry an `agentrl` label, recorded
+//! outputs are wrapped in a styled box, ```` ```mermaid ```` becomes a diagram element and
+//! math becomes MathML. Everything else is left byte for byte as it was.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::Path;
+
+use tangle::book::{chapter_file_parts, parse_blocks, LineIndex};
+use tangle::{BlockKind, BookError, Chapter, CodeBlock};
+
+use crate::math;
+
+/// CSS classes the theme (`book/theme/agentrl.css`) styles.
+pub const SAVED_CLASS: &str = "arl-saved";
+pub const SAVED_LABEL_CLASS: &str = "arl-saved-label";
+pub const OUTPUT_CLASS: &str = "arl-output";
+pub const MERMAID_CLASS: &str = "mermaid";
+pub const NOWRAP_CLASS: &str = "arl-nowrap";
+
+/// The generated reference page, relative to `src/`.
+pub const LIBRARY_PAGE: &str = "library.md";
+
+/// A page of the book as mdBook hands it over.
+pub struct Page<'a> {
+    /// Path of the Markdown file inside `src/`, e.g. `02-rl-fundamentals.md`.
+    pub source_path: &'a str,
+    /// The book's `src/` directory (for error messages).
+    pub src_dir: &'a Path,
+    /// The page's title in SUMMARY.md.
+    pub title: &'a str,
+    pub content: &'a str,
+}
+
+/// Rewrite a page; errors name the file and line.
+pub fn render_page(page: &Page) -> Result<String, BookError> {
+    let path = page.src_dir.join(page.source_path);
+    let source = page.content;
+    let blocks = parse_blocks(&path, source)?;
+    let file_name = page.source_path.rsplit('/').next().unwrap_or(page.source_path);
+    let (id, slug) = chapter_file_parts(file_name).unwrap_or_default();
+    let chapter = Chapter {
+        id,
+        slug,
+        title: page.title.to_string(),
+        file: page.source_path.to_string(),
+        path: path.clone(),
+        source: source.to_string(),
+        blocks: blocks.clone(),
+    };
+    let library_href = library_href(page.source_path, page.title);
+
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    for block in &blocks {
+        let prefix = line_prefix(source, block.span.start);
+        let indent = prefix.chars().all(|c| c == ' ' || c == '\t').then_some(prefix);
+        match block.kind {
+            BlockKind::Saved => {
+                let names: Vec<String> = tangle::library::saved_items(&chapter, block)?
+                    .into_iter()
+                    .filter_map(|item| item.name)
+                    .collect();
+                let code = strip_save_marker(&source[block.span.clone()]);
+                let replacement = match indent {
+                    Some(indent) => saved_wrapper(&code, &names, &library_href, indent),
+                    None => code,
+                };
+                edits.push((block.span.clone(), replacement));
+            }
+            BlockKind::Run => {}
+            BlockKind::Ignored if is_mermaid(block) && indent == Some("") => {
+                edits.push((block.span.clone(), mermaid_element(&block.code)));
+            }
+            BlockKind::Ignored => {}
+        }
+        if let (Some(out), Some(indent)) = (&block.output, indent) {
+            // The Output paragraph starts its own line, indented like the block above it.
+            let out_indent = line_prefix(source, out.span.start);
+            if out_indent == indent {
+                edits.push((out.span.clone(), output_wrapper(&source[out.span.clone()], indent)));
+            }
+        }
+    }
+
+    let lines = LineIndex::new(source);
+    for formula in math::formulas(source) {
+        if edits.iter().any(|(r, _)| r.start < formula.span.end && formula.span.start < r.end) {
+            continue;
+        }
+        let mathml = math::to_mathml(&formula.tex, formula.display).map_err(|e| {
+            let delim = if formula.display { "$$" } else { "$" };
+            BookError::new(
+                &path,
+                lines.line_of(formula.span.start),
+                format!("cannot typeset {delim}{}{delim}: {e}", formula.tex.trim()),
+            )
+        })?;
+        let mathml = math::markdown_safe(&mathml);
+        math::check_inline_html(&mathml).map_err(|e| {
+            BookError::new(&path, lines.line_of(formula.span.start), format!("MathML for ${}$: {e}", formula.tex.trim()))
+        })?;
+        // Browsers may break a line between a formula and the punctuation after it; keep
+        // them together.
+        let trailing = if formula.display { 0 } else { trailing_punctuation(&source[formula.span.end..]) };
+        if trailing > 0 {
+            let end = formula.span.end + trailing;
+            let punct = &source[formula.span.end..end];
+            let text = format!("<span class=\"{NOWRAP_CLASS}\">{mathml}{punct}</span>");
+            edits.push((formula.span.start..end, text));
+        } else {
+            edits.push((formula.span.clone(), mathml));
+        }
+    }
+
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut out = String::with_capacity(source.len() * 2);
+    let mut at = 0;
+    for (range, text) in edits {
+        out.push_str(&source[at..range.start]);
+        out.push_str(&text);
+        at = range.end;
+    }
+    out.push_str(&source[at..]);
+    Ok(out)
+}
+
+/// Length of the run of closing punctuation that starts `text` (`.`, `,`, `)`, …).
+fn trailing_punctuation(text: &str) -> usize {
+    text.find(|c: char| !".,;:?)".contains(c)).unwrap_or(text.len())
+}
+
+/// Text between the start of the line holding `offset` and `offset`.
+fn line_prefix(source: &str, offset: usize) -> &str {
+    let start = source[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    &source[start..offset]
+}
+
+fn is_mermaid(block: &CodeBlock) -> bool {
+    block.info.split(|c: char| c == ',' || c.is_whitespace()).next() == Some("mermaid")
+}
+
+/// Remove the `//@save` line (the fence's second line) from a saved block's text.
+pub fn strip_save_marker(fenced: &str) -> String {
+    let Some((opening, rest)) = fenced.split_once('\n') else { return fenced.to_string() };
+    let (marker, after) = rest.split_once('\n').unwrap_or((rest, ""));
+    if marker.trim_start_matches(['>', ' ', '\t']).trim_end() == "//@save" {
+        format!("{opening}\n{after}")
+    } else {
+        fenced.to_string()
+    }
+}
+
+/// `library.html#2-reinforcement-learning-fundamentals`, relative to the page: the
+/// reference page's section for this chapter (mdBook's heading ids).
+pub fn library_href(source_path: &str, title: &str) -> String {
+    let up = "../".repeat(source_path.matches('/').count());
+    let page = LIBRARY_PAGE.replace(".md", ".html");
+    let file = source_path.rsplit('/').next().unwrap_or(source_path);
+    if chapter_file_parts(file).is_some() && !title.is_empty() {
+        format!("{up}{page}#{}", heading_id(title))
+    } else {
+        format!("{up}{page}")
+    }
+}
+
+/// mdBook's id for a heading with this text.
+pub fn heading_id(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| {
+            if c.is_alphanumeric() || c == '_' || c == '-' {
+                Some(c.to_ascii_lowercase())
+            } else if c.is_whitespace() {
+                Some('-')
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A saved block inside `<div class="arl-saved">`, headed by a label that names what it
+/// adds to `agentrl` and links to the reference page.
+fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str) -> String {
+    let mut label = format!(
+        "<a href=\"{}\" title=\"This block is saved into the agentrl crate\">saved to <code>agentrl</code></a>",
+        html_escape(library_href)
+    );
+    if !names.is_empty() {
+        let list: Vec<String> = names.iter().map(|n| format!("<code>arl::{}</code>", html_escape(n))).collect();
+        let _ = write!(label, ": {}", list.join(", "));
+    }
+    format!(
+        "<div class=\"{SAVED_CLASS}\">\n{indent}<div class=\"{SAVED_LABEL_CLASS}\">{label}</div>\n\n{indent}{code}\n\n{indent}</div>"
+    )
+}
+
+/// The `Output:` paragraph and its ```` ```text ```` fence inside `<div class="arl-output">`.
+fn output_wrapper(output: &str, indent: &str) -> String {
+    format!("<div class=\"{OUTPUT_CLASS}\">\n\n{indent}{output}\n\n{indent}</div>")
+}
+
+/// A diagram the bundled mermaid script draws in the browser; its source stays readable
+/// as preformatted text where scripts are off.
+fn mermaid_element(code: &str) -> String {
+    format!("<pre class=\"{MERMAID_CLASS}\">{}</pre>", html_escape(code.trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(content: &str) -> String {
+        render_page(&Page {
+            source_path: "02-rl-fundamentals.md",
+            src_dir: Path::new("book/src"),
+            title: "2. Reinforcement Learning Fundamentals",
+            content,
+        })
+        .unwrap()
+    }
+
+    const SAVED: &str = "Intro.\n\n```rust\n//@save\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\npub struct Opts;\n```\n\nAfter.\n";
+
+    #[test]
+    fn saved_block_loses_marker_and_gets_a_label() {
+        let out = render(SAVED);
+        assert!(!out.contains("//@save"), "{out}");
+        assert!(out.contains("<div class=\"arl-saved\">\n<div class=\"arl-saved-label\">"), "{out}");
+        assert!(
+            out.contains("href=\"library.html#2-reinforcement-learning-fundamentals\""),
+            "{out}"
+        );
+        assert!(out.contains("<code>arl::add_one</code>, <code>arl::Opts</code>"), "{out}");
+        // The fence itself is intact, separated from the HTML by blank lines.
+        assert!(
+            out.contains("</div>\n\n```rust\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\npub struct Opts;\n```\n\n</div>\n\nAfter.\n"),
+            "{out}"
+        );
+        assert!(out.starts_with("Intro.\n\n<div"));
+    }
+
+    #[test]
+    fn output_block_is_wrapped() {
+        let src = "```rust\nprintln!(\"hi\");\n```\n\nOutput:\n\n```text\nhi\n```\n\nRead it.\n";
+        let out = render(src);
+        assert_eq!(
+            out,
+            "```rust\nprintln!(\"hi\");\n```\n\n<div class=\"arl-output\">\n\nOutput:\n\n```text\nhi\n```\n\n</div>\n\nRead it.\n"
+        );
+    }
+
+    #[test]
+    fn indented_blocks_keep_their_indentation() {
+        let src = "1. Step:\n\n   ```rust\n   println!(\"x\");\n   ```\n\n   Output:\n\n   ```text\n   x\n   ```\n";
+        let out = render(src);
+        assert!(out.contains("   <div class=\"arl-output\">\n\n   Output:\n\n   ```text\n   x\n   ```\n\n   </div>\n"), "{out}");
+    }
+
+    #[test]
+    fn math_becomes_mathml_and_code_is_untouched() {
+        let src = "The return $G_t = \\sum_k \\gamma^k r_{t+k}$ is\n$$V^*(s) = \\max_a Q^*(s, a),$$\nsee `$x$`.\n\n| a | b |\n| --- | --- |\n| $\\pi_\\theta$ | policy |\n";
+        let out = render(src);
+        assert!(!out.contains('$') || out.contains("`$x$`"), "{out}");
+        assert!(out.contains("<math display=\"inline\">"), "{out}");
+        assert!(out.contains("<math display=\"block\">"), "{out}");
+        assert!(out.contains("see `$x$`."), "{out}");
+        // Subscripts are MathML, not Markdown emphasis or escapes.
+        assert!(out.contains("<msub><mi>π</mi><mi>θ</mi></msub>"), "{out}");
+        assert!(!out.contains('\\'), "{out}");
+        assert!(out.contains("| policy |"));
+    }
+
+    #[test]
+    fn punctuation_after_inline_math_stays_with_it() {
+        let out = render("on $a_t$. Then $x$ and ($y$), $$z$$.\n");
+        assert!(out.starts_with("on <span class=\"arl-nowrap\"><math display=\"inline\">"), "{out}");
+        assert!(out.contains("</math>.</span> Then <math"), "{out}");
+        assert!(out.contains("</math>),</span>"), "{out}");
+        assert!(out.contains("</math>.\n") && out.contains("<math display=\"block\">"), "{out}");
+    }
+
+    #[test]
+    fn bad_math_names_file_and_line() {
+        let err = render_page(&Page {
+            source_path: "02-rl-fundamentals.md",
+            src_dir: Path::new("book/src"),
+            title: "2. X",
+            content: "One.\n\nTwo $\\frac{1} \\nosuchcommand$ three.\n",
+        })
+        .unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.to_string().starts_with("book/src/02-rl-fundamentals.md:3: cannot typeset $"), "{err}");
+    }
+
+    #[test]
+    fn mermaid_becomes_a_diagram_element() {
+        let out = render("Graph:\n\n```mermaid\nflowchart LR\n  A --> B\n```\n");
+        assert_eq!(out, "Graph:\n\n<pre class=\"mermaid\">flowchart LR\n  A --&gt; B</pre>\n");
+    }
+
+    #[test]
+    fn other_pages_link_to_the_library_page_itself() {
+        assert_eq!(library_href("sources.md", "Sources"), "library.html");
+        assert_eq!(library_href("part/04-gym.md", "4. Gym"), "../library.html#4-gym");
+        assert_eq!(heading_id("2. Reinforcement Learning Fundamentals"), "2-reinforcement-learning-fundamentals");
+    }
+
+    #[test]
+    fn strip_marker_only_when_present() {
+        assert_eq!(strip_save_marker("```rust\n//@save\nfn f() {}\n```"), "```rust\nfn f() {}\n```");
+        assert_eq!(strip_save_marker("```rust\nfn f() {}\n```"), "```rust\nfn f() {}\n```");
+    }
+}

@@ -1,0 +1,25 @@
+//! Render every page of the real book (no mdBook, no network): each must go through the
+//! preprocessor without error, keep no `//@save` line, and typeset all its math.
+
+use std::path::Path;
+
+use render::page::{render_page, Page};
+
+#[test]
+fn every_page_of_the_book_renders() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../book");
+    let book = tangle::Book::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let src = dir.join("src");
+    let mut pages: Vec<(String, String)> =
+        book.chapters.iter().map(|c| (c.file.clone(), c.title.clone())).collect();
+    pages.push(("library.md".into(), "The agentrl library".into()));
+    for (file, title) in pages {
+        let content = std::fs::read_to_string(src.join(&file)).unwrap();
+        let out = render_page(&Page { source_path: &file, src_dir: &src, title: &title, content: &content })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!out.lines().any(|l| l.trim() == "//@save"), "{file}: a //@save line is left");
+        let formulas = render::math::formulas(&content).len();
+        let typeset = out.matches("<math display=").count();
+        assert_eq!(typeset, formulas, "{file}: {typeset} of {formulas} formulas typeset");
+    }
+}

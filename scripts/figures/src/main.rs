@@ -1,0 +1,181 @@
+//! The book's data figures, computed with the book's own code (`agentrl`) and written as
+//! SVG. Run through `scripts/figures.sh`, which sets libtorch and the determinism
+//! variables the checker uses, so regenerating an unchanged figure rewrites the same bytes.
+//!
+//!     agentrl-figures [OUT_DIR]     (default: book/src/figures)
+
+use std::path::{Path, PathBuf};
+
+use agentrl as arl;
+use plotters::prelude::*;
+use tch::Kind;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+/// Size of every figure, in SVG pixels (the book's text column is about 750 px wide).
+const SIZE: (u32, u32) = (720, 400);
+const FONT: &str = "sans-serif";
+
+fn main() -> Result<()> {
+    tch::set_num_threads(1);
+    let out = std::env::args_os().nth(1).map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../book/src/figures")
+    });
+    std::fs::create_dir_all(&out)?;
+    for (name, draw) in FIGURES {
+        let path = out.join(name);
+        draw(&path)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Every figure: file name in `book/src/figures/` and the function that draws it.
+const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
+    ("ch02-value-iteration.svg", value_iteration_convergence),
+    ("ch03-sampling.svg", sampling_distributions),
+];
+
+/// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
+/// MDP, for three discounts, with the contraction bound gamma^k max_s |V*(s)|.
+fn value_iteration_convergence(path: &Path) -> Result<()> {
+    const SWEEPS: usize = 60;
+    const FLOOR: f64 = 1e-14;
+    let (p, r) = arl::make_repair_mdp(arl::RepairMdpOptions::default());
+    let gammas = [(0.5, RGBColor(0x1b, 0x9e, 0x77)), (0.9, RGBColor(0xd9, 0x5f, 0x02)), (0.99, RGBColor(0x75, 0x70, 0xb3))];
+
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..SWEEPS as f64, (FLOOR..2.0f64).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("sweep k")
+        .y_desc("max over states of |V_k(s) − V*(s)|")
+        .y_label_formatter(&|y| format!("1e{}", y.log10().round() as i32))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_labels(8)
+        .x_labels(7)
+        .light_line_style(WHITE.mix(0.0))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+
+    for (gamma, color) in gammas {
+        // V*: the greedy policy of a converged value iteration, evaluated exactly.
+        let (_, greedy) = arl::value_iteration(&p, &r, gamma, Default::default());
+        let greedy_pi = greedy.one_hot(4).to_kind(Kind::Double);
+        let v_star = arl::policy_evaluation(&p, &r, &greedy_pi, gamma);
+        let v_max = f64::try_from(v_star.abs().max())?;
+        let mut errors = Vec::new();
+        for k in 0..=SWEEPS {
+            // value_iteration stopped after k sweeps (tol 0: never early)
+            let opts = arl::ValueIterationOptions { iters: k, tol: 0.0 };
+            let (v_k, _) = arl::value_iteration(&p, &r, gamma, opts);
+            let err = f64::try_from((&v_k - &v_star).abs().max())?;
+            // exact (or below the plot): draw the drop to the bottom edge and stop
+            errors.push((k as f64, err.max(FLOOR)));
+            if err < FLOOR {
+                break;
+            }
+        }
+        let bound: Vec<(f64, f64)> = (0..=SWEEPS)
+            .map(|k| (k as f64, v_max * gamma.powi(k as i32)))
+            .take_while(|&(_, b)| b >= FLOOR)
+            .collect();
+        chart
+            .draw_series(LineSeries::new(errors, color.stroke_width(2)))?
+            .label(format!("γ = {gamma}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+        chart.draw_series(DashedLineSeries::new(bound, 5, 4, color.mix(0.6).stroke_width(1)))?;
+    }
+    let grey = BLACK.mix(0.5);
+    chart
+        .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
+        .label("bound γ^k · max |V*| (dashed)")
+        .legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (6, 0)], grey)
+                + PathElement::new(vec![(10, 0), (16, 0)], grey)
+                + PathElement::new(vec![(20, 0), (22, 0)], grey)
+        });
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 14))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 3: the distribution a sampler draws from, `sampling_log_probs`, for the
+/// chapter's six logits: (a) temperature at top_p = 1, (b) top-p at T = 1.
+fn sampling_distributions(path: &Path) -> Result<()> {
+    let logits = tch::Tensor::from_slice(&[2.0f32, 1.5, 0.5, 0.0, -1.0, -2.0]).view([1, 6]); // [1, V]
+    let probs = |temperature: f64, top_p: f64| -> Result<Vec<f64>> {
+        let logp = arl::sampling_log_probs(&logits, arl::SamplingOptions { temperature, top_p }); // [1, V]
+        Ok(Vec::<f64>::try_from(logp.exp().get(0).to_kind(Kind::Double))?)
+    };
+    let palette = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x75, 0x70, 0xb3), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0xe7, 0x29, 0x8a)];
+    let panels: [(&str, Vec<(String, Vec<f64>)>); 2] = [
+        (
+            "(a) temperature T, top_p = 1",
+            [0.5, 1.0, 2.0].iter().map(|&t| Ok((format!("T = {t}"), probs(t, 1.0)?))).collect::<Result<_>>()?,
+        ),
+        (
+            "(b) top_p, T = 1",
+            [1.0, 0.9, 0.8, 0.5].iter().map(|&p| Ok((format!("top_p = {p}"), probs(1.0, p)?))).collect::<Result<_>>()?,
+        ),
+    ];
+
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let areas = root.split_evenly((1, 2));
+    for ((title, series), area) in panels.iter().zip(areas.iter()) {
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .caption(*title, (FONT, 16))
+            .x_label_area_size(40)
+            .y_label_area_size(52)
+            .build_cartesian_2d(-0.5f64..5.5f64, 0f64..1.0f64)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(6)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .x_desc("token y (logits 2, 1.5, 0.5, 0, -1, -2)")
+            .y_desc("sampling probability μ(y)")
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .light_line_style(BLACK.mix(0.06))
+            .draw()?;
+        let n = series.len() as f64;
+        let width = 0.8 / n;
+        for (i, (label, p)) in series.iter().enumerate() {
+            let color = palette[i % palette.len()];
+            let left = -0.4 + i as f64 * width;
+            chart
+                .draw_series(p.iter().enumerate().map(|(y, &mu)| {
+                    let x0 = y as f64 + left;
+                    Rectangle::new([(x0, 0.0), (x0 + width * 0.92, mu)], color.filled())
+                }))?
+                .label(label.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK.mix(0.3))
+            .label_font((FONT, 13))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}

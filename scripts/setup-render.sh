@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Set up what rendering the book needs, once, idempotently; prints the mdbook to run.
+#
+#   scripts/setup-render.sh
+#
+# - mdbook (pinned) into target/tools/, with `cargo install --locked` from crates.io;
+# - mermaid.min.js (pinned, checksummed) from the npm registry into book/theme/, so the
+#   chapter graph is drawn without any network access when the book is read;
+# - the preprocessor (render/, `mdbook-agentrl`), which book/book.toml runs via cargo.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+MDBOOK_VERSION=0.4.52 # the preprocessor speaks mdBook 0.4's JSON (render/src/preprocess.rs)
+MERMAID_VERSION=11.17.2
+MERMAID_SHA256=581ed7d74bd9048d0e3a91363927d72ef22942d7722546b27f7cc29e35390eb8
+
+tools=$root/target/tools
+mdbook=$tools/bin/mdbook
+if [[ "$("$mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]]; then
+  echo "setup-render: installing mdbook $MDBOOK_VERSION into $tools (once; a few minutes)" >&2
+  cargo install mdbook --version "$MDBOOK_VERSION" --locked --root "$tools" --quiet >&2
+fi
+
+js=$root/book/theme/mermaid.min.js
+if ! echo "$MERMAID_SHA256  $js" | sha256sum --check --status 2>/dev/null; then
+  echo "setup-render: fetching mermaid $MERMAID_VERSION from the npm registry into book/theme/" >&2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  npm pack "mermaid@$MERMAID_VERSION" --pack-destination "$tmp" --silent >/dev/null
+  tar -xzf "$tmp/mermaid-$MERMAID_VERSION.tgz" -C "$tmp" package/dist/mermaid.min.js
+  if ! echo "$MERMAID_SHA256  $tmp/package/dist/mermaid.min.js" | sha256sum --check --status; then
+    echo "setup-render: error: mermaid.min.js from mermaid@$MERMAID_VERSION has an unexpected checksum" >&2
+    exit 1
+  fi
+  mv "$tmp/package/dist/mermaid.min.js" "$js"
+fi
+
+# book.toml runs the preprocessor with `cargo run`; building it here shows compile
+# errors up front and makes that a no-op.
+(cd "$root" && cargo build --quiet -p render --bin mdbook-agentrl >&2)
+echo "$mdbook"

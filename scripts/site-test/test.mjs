@@ -1,0 +1,254 @@
+// Read the rendered book the way a person would: headless Chromium opens chapter 2 (and
+// the notation chapter's graph) from a local server, and we check what it shows.
+//
+//   node test.mjs BASE_URL SITE_DIR OUT_DIR
+//
+// BASE_URL is the served book (http://127.0.0.1:PORT/), SITE_DIR the rendered files
+// (target/book), OUT_DIR receives screenshots. Run by scripts/test-site.sh.
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const [base, siteDir, outDir] = process.argv.slice(2);
+if (!base || !siteDir || !outDir) {
+  console.error("usage: node test.mjs BASE_URL SITE_DIR OUT_DIR");
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+
+const failures = [];
+function check(ok, what, detail = "") {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${detail ? `: ${detail}` : ""}`);
+  if (!ok) failures.push(what);
+}
+
+function isLocal(url) {
+  const u = new URL(url);
+  if (["data:", "blob:", "about:", "chrome-error:"].includes(u.protocol)) return true;
+  return ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
+}
+
+// 1. The files: no page, script or stylesheet loads anything from another host.
+function walk(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? walk(p) : [p];
+  });
+}
+const remoteTag = /<(?:script|link|img|iframe|source|audio|video|embed|object|use)\b[^>]*?\b(?:src|href|data|srcset)\s*=\s*["']?((?:https?:)?\/\/[^"'\s>]+)/gi;
+const remoteCss = /(?:url\(\s*["']?|@import\s+["'])((?:https?:)?\/\/[^"')\s]+)/gi;
+const staticRemote = [];
+for (const file of walk(siteDir)) {
+  const isHtml = file.endsWith(".html");
+  if (!isHtml && !file.endsWith(".css")) continue;
+  const text = fs.readFileSync(file, "utf8");
+  for (const m of text.matchAll(isHtml ? remoteTag : remoteCss)) {
+    const url = m[1].startsWith("//") ? `https:${m[1]}` : m[1];
+    if (!isLocal(url)) staticRemote.push(`${path.relative(siteDir, file)}: ${url}`);
+  }
+}
+check(staticRemote.length === 0, "no HTML or CSS file references a resource on another host", staticRemote.slice(0, 5).join("; "));
+
+// 2. The browser: a fresh profile, every request recorded, anything non-local refused.
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), "agentrl-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  chromiumSandbox: false,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+  viewport: { width: 1280, height: 900 },
+  deviceScaleFactor: 1,
+});
+const requests = [];
+context.on("request", (r) => requests.push(r.url()));
+await context.route("**/*", (route) =>
+  isLocal(route.request().url()) ? route.continue() : route.abort("blockedbyclient"),
+);
+
+async function open(file) {
+  const page = await context.newPage();
+  page.on("websocket", (ws) => requests.push(ws.url()));
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  const response = await page.goto(new URL(file, base).href, { waitUntil: "load" });
+  await page.waitForLoadState("networkidle");
+  check(response.status() === 200, `${file} is served`, `HTTP ${response.status()}`);
+  return { page, errors };
+}
+
+try {
+  // --- Chapter 2 -----------------------------------------------------------------------
+  const { page, errors } = await open("02-rl-fundamentals.html");
+  const r = await page.evaluate(() => {
+    const main = document.querySelector("main");
+    const box = (e) => e.getBoundingClientRect();
+    const maths = [...main.querySelectorAll("math")];
+    const typeset = maths.filter((m) => getComputedStyle(m).display.includes("math") && box(m).width > 0);
+    // A subscript is typeset when it sits lower than its base, in a smaller font.
+    const msub = main.querySelector("math msub");
+    const [mb, ms] = msub ? [msub.children[0], msub.children[1]] : [];
+    const subLowered = !!msub && box(ms).bottom > box(mb).bottom + 1;
+    const subSmaller = !!msub && parseFloat(getComputedStyle(ms).fontSize) < parseFloat(getComputedStyle(mb).fontSize);
+    const blocks = [...main.querySelectorAll('math[display="block"]')];
+    // Prose outside code must show no LaTeX source left untypeset, nor MathML shown as text.
+    const prose = main.cloneNode(true);
+    prose.querySelectorAll("pre, code").forEach((e) => e.remove());
+    const leftover = (prose.textContent.match(/\$|<\/?m[a-z]+|\\(?:gamma|pi|sum|max|mathbb|frac|theta)\b/g) || []).slice(0, 5);
+
+    const rustCode = [...main.querySelectorAll("pre > code.language-rust")];
+    const hljsSpans = main.querySelectorAll('pre > code.language-rust span[class^="hljs-"]').length;
+    const codeBg = rustCode.length ? getComputedStyle(rustCode[0]).backgroundColor : "";
+
+    const outputs = [...main.querySelectorAll(".arl-output")];
+    const o = outputs[0];
+    const os = o ? getComputedStyle(o) : null;
+    const oLabel = o?.querySelector("p")?.textContent.trim();
+    const oHasText = !!o?.querySelector("pre > code.language-text");
+    const oCodeBg = o?.querySelector("pre") ? getComputedStyle(o.querySelector("pre > code")).backgroundColor : "";
+
+    const saved = [...main.querySelectorAll(".arl-saved")];
+    const savedLink = saved[0]?.querySelector(".arl-saved-label a");
+    const savedBorder = saved[0] ? getComputedStyle(saved[0]).borderLeftWidth : "";
+    const marker = main.innerText.includes("//@save");
+
+    const figs = [...main.querySelectorAll("img")].filter((i) => i.src.includes("/figures/"));
+    const figOk = figs.filter((i) => i.complete && i.naturalWidth > 0);
+    const figCaption = figs[0]?.closest("p")?.nextElementSibling?.textContent.trim().slice(0, 60) ?? "";
+
+    const sidebar = [...document.querySelectorAll("#sidebar a, .sidebar a")];
+    const active = document.querySelector("#sidebar a.active, .sidebar a.active");
+    const links = [...main.querySelectorAll("a[href]")].map((a) => a.href);
+    return {
+      maths: maths.length, typeset: typeset.length, subLowered, subSmaller,
+      blocks: blocks.length, blockDisplay: blocks[0] ? getComputedStyle(blocks[0]).display : "",
+      leftover,
+      rustCode: rustCode.length, hljsSpans, codeBg,
+      outputs: outputs.length, oLabel, oHasText, oBorder: os?.borderLeftWidth, oBg: os?.backgroundColor, oCodeBg,
+      saved: saved.length, savedHref: savedLink?.getAttribute("href"), savedText: saved[0]?.querySelector(".arl-saved-label")?.textContent, savedBorder, marker,
+      figs: figs.length, figOk: figOk.length, figWidth: figOk[0]?.naturalWidth, figShown: figOk[0] ? box(figOk[0]).width : 0, figCaption,
+      sidebar: sidebar.length, active: active?.getAttribute("href"),
+      links,
+    };
+  });
+
+  check(r.typeset > 0 && r.typeset === r.maths, "math is typeset as MathML", `${r.typeset} of ${r.maths} <math> elements laid out`);
+  check(r.subLowered && r.subSmaller, "MathML subscripts are lowered and smaller than their base");
+  check(r.blocks > 0 && r.blockDisplay === "block math", "display math is a block formula", `${r.blocks}, display: ${r.blockDisplay}`);
+  check(r.leftover.length === 0, "no LaTeX source is left in the prose", r.leftover.join(" "));
+  check(r.hljsSpans > 20, "Rust code is highlighted", `${r.hljsSpans} hljs spans in ${r.rustCode} Rust blocks`);
+  check(
+    r.outputs > 0 && r.oLabel === "Output:" && r.oHasText && parseFloat(r.oBorder) >= 3 && r.oBg !== "rgba(0, 0, 0, 0)" && r.oBg !== r.codeBg,
+    "Output blocks are styled apart from code",
+    `${r.outputs} boxes, border ${r.oBorder}, background ${r.oBg} (code ${r.codeBg})`,
+  );
+  check(
+    r.saved > 0 && !r.marker && parseFloat(r.savedBorder) >= 3 && /^library\.html#/.test(r.savedHref ?? ""),
+    "saved blocks are labelled as agentrl, without //@save",
+    `${r.saved} blocks; "${r.savedText}"`,
+  );
+  check(r.figs > 0 && r.figOk === r.figs && r.figShown > 300, "the figure is embedded and loaded", `${r.figOk}/${r.figs}, natural width ${r.figWidth}px, shown ${Math.round(r.figShown)}px; caption "${r.figCaption}…"`);
+  check(r.sidebar >= 4 && r.active?.includes("02-rl-fundamentals"), "sidebar TOC lists the chapters, this one active", `${r.sidebar} links`);
+  check(errors.length === 0, "no script errors", errors.slice(0, 3).join("; "));
+
+  // Internal links: chapters that exist must resolve (with their #anchors); links to
+  // chapters not written yet are listed, not failed.
+  const pages = new Map();
+  const dead = [];
+  let good = 0;
+  for (const href of new Set(r.links)) {
+    if (!isLocal(href)) continue;
+    const u = new URL(href);
+    const key = u.origin + u.pathname;
+    if (!pages.has(key)) {
+      const resp = await context.request.get(key);
+      pages.set(key, resp.status() === 200 ? await resp.text() : null);
+    }
+    const html = pages.get(key);
+    if (html === null) {
+      dead.push(u.pathname.slice(1));
+    } else if (u.hash && !html.includes(`id="${decodeURIComponent(u.hash.slice(1))}"`)) {
+      check(false, `link target ${u.pathname.slice(1)}${u.hash} exists`);
+    } else {
+      good += 1;
+    }
+  }
+  check(good > 0 && pages.get(new URL("01-introduction.html", base).href) != null, "internal links resolve", `${good} resolved`);
+  if (dead.length) console.log(`note: links to pages not written yet: ${[...new Set(dead)].join(", ")}`);
+
+  // Search, as a reader uses it: open the search bar, type, get results.
+  await page.click("#search-toggle");
+  // The index loads when the search bar opens; type once it is there.
+  await page.waitForSelector("#search-index", { state: "attached" });
+  await page.waitForLoadState("networkidle");
+  await page.locator("#searchbar").pressSequentially("Bellman", { delay: 20 });
+  const hits = await page
+    .waitForSelector("#searchresults li", { timeout: 5000 })
+    .then(() => page.locator("#searchresults li").count())
+    .catch(() => 0);
+  check(hits > 0, "search finds 'Bellman'", `${hits} results`);
+  await page.keyboard.press("Escape");
+
+  // Screenshots: the top of the chapter, and section 2.5 (display math, a saved block,
+  // a run block, its Output and the figure).
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(outDir, "ch02-top.png") });
+  const clip = await page.evaluate(() => {
+    const h = [...document.querySelectorAll("main h2")];
+    const i = h.findIndex((e) => e.textContent.startsWith("2.5"));
+    const top = h[i].getBoundingClientRect().top + window.scrollY - 10;
+    const fig = [...document.querySelectorAll("main img")].find((e) => e.src.includes("/figures/"));
+    const end = fig?.closest("p")?.nextElementSibling ?? h[i + 1];
+    const bottom = end.getBoundingClientRect().bottom + window.scrollY + 10;
+    const main = document.querySelector("main").getBoundingClientRect();
+    return { x: Math.max(0, main.left - 20), y: top, width: main.width + 40, height: bottom - top };
+  });
+  await page.screenshot({ path: path.join(outDir, "ch02.png"), clip, fullPage: true });
+  console.log(`screenshots: ${path.join(outDir, "ch02.png")} (section 2.5), ${path.join(outDir, "ch02-top.png")}`);
+  await page.close();
+
+  // --- Chapter 0: the chapter graph is drawn offline by the bundled mermaid -------------
+  const ch0 = await open("00-notation.html");
+  const graph = await ch0.page
+    .waitForSelector("pre.mermaid svg", { timeout: 10000 })
+    .then(() =>
+      ch0.page.evaluate(() => {
+        const svg = document.querySelector("pre.mermaid svg");
+        return { nodes: svg.querySelectorAll(".node").length, width: svg.getBoundingClientRect().width };
+      }),
+    )
+    .catch(() => ({ nodes: 0, width: 0 }));
+  check(graph.nodes >= 20 && graph.width > 300, "the chapter graph is drawn as a diagram", `${graph.nodes} nodes, ${Math.round(graph.width)}px wide`);
+  check(ch0.errors.length === 0, "no script errors on the notation page", ch0.errors.slice(0, 3).join("; "));
+  if (graph.nodes) {
+    await ch0.page.locator("pre.mermaid").screenshot({ path: path.join(outDir, "ch00-graph.png") });
+    // Fitted to the column; a click shows it at natural size.
+    await ch0.page.click("pre.mermaid");
+    const zoomed = await ch0.page.evaluate(() => document.querySelector("pre.mermaid svg").getBoundingClientRect().width);
+    check(zoomed > graph.width * 1.5, "a click enlarges the graph", `${Math.round(graph.width)}px -> ${Math.round(zoomed)}px`);
+  }
+} finally {
+  await context.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+}
+
+const remote = [...new Set(requests.filter((u) => !isLocal(u)))];
+check(remote.length === 0, "the browser requested nothing outside localhost", remote.slice(0, 5).join(", "));
+console.log(`${requests.length} requests, ${requests.length - remote.length} of them to ${new URL(base).host}`);
+
+if (failures.length) {
+  console.log(`site test: ${failures.length} check(s) failed`);
+  process.exit(1);
+}
+console.log("site test: all checks passed");

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Test the rendered book the way a reader meets it: render it (scripts/render.sh), serve it
+# on 127.0.0.1 (scripts/serve.sh), open chapters 2 and 0 in headless Chromium and check
+# that math is typeset, Rust is highlighted, Output and saved blocks are styled, the figure
+# and the chapter graph are drawn, search works, and nothing is requested off this host.
+#
+#   scripts/test-site.sh
+#
+# Screenshots go to target/site-test/ (ch02.png: section 2.5; ch02-top.png; ch00-graph.png).
+# Installs, when missing: Debian's chromium (apt-get, needs root) and the npm packages of
+# scripts/site-test/ (npm ci, from its package-lock.json).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/target/site-test
+mkdir -p "$out"
+
+start=$SECONDS
+"$root/scripts/render.sh"
+echo "test-site: rendered in $((SECONDS - start)) s"
+
+chromium=${CHROMIUM:-/usr/bin/chromium}
+if [[ ! -x "$chromium" ]]; then
+  echo "test-site: installing Debian's chromium" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+fi
+site_test=$root/scripts/site-test
+if [[ ! -f "$site_test/node_modules/.package-lock.json" ||
+      "$site_test/package-lock.json" -nt "$site_test/node_modules/.package-lock.json" ]]; then
+  (cd "$site_test" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+"$root/scripts/serve.sh" "$port" >"$out/serve.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+for _ in $(seq 120); do
+  if curl -fs -o /dev/null "http://127.0.0.1:$port/02-rl-fundamentals.html"; then break; fi
+  if ! kill -0 "$server" 2>/dev/null; then
+    echo "test-site: scripts/serve.sh exited:" >&2
+    cat "$out/serve.log" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+
+CHROMIUM=$chromium node "$site_test/test.mjs" "http://127.0.0.1:$port/" "$root/target/book" "$out"
+echo "test-site: passed in $((SECONDS - start)) s"
