@@ -7,6 +7,9 @@
 pub mod ch02_rl_fundamentals;
 /// 3. Language Models as Policies
 pub mod ch03_language_models_as_policies;
+/// 4. Environments and Tools: the BugFix Gym
+pub mod ch04_environments_and_tools;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
+pub use ch04_environments_and_tools::*;

@@ -1,0 +1,73 @@
+//! `BugFixEnv::step` never panics, whatever text it is given (DESIGN.md, "The agentrl API").
+//!
+//! `agentrl` is generated from the book and built against libtorch, so it is not a workspace
+//! member and cannot be a dev-dependency here. Instead this test builds a temporary book: the
+//! real chapters listed in `book/src/SUMMARY.md` up to chapter 04, plus the fixture chapter
+//! `fixtures/gym-fuzz/src/99-gym-fuzz.md`, which drives `arl::BugFixEnv::step` with random and
+//! adversarial text. The checker builds that chapter against the library of the real chapters
+//! before it, and `--refresh` records what it printed, which must include `panics: 0`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Chapter files linked from SUMMARY.md, in order, up to and including the one starting `last`.
+fn chapters_up_to(summary: &str, last: &str) -> Vec<(String, String)> {
+    let mut out = vec![];
+    for line in summary.lines() {
+        let (Some(open), Some(mid)) = (line.find('['), line.find("](")) else { continue };
+        let Some(close) = line[mid..].find(')') else { continue };
+        let (title, file) = (&line[open + 1..mid], &line[mid + 2..mid + close]);
+        let numbered = file.len() > 3 && file.as_bytes()[..2].iter().all(u8::is_ascii_digit) && &file[2..3] == "-";
+        if numbered && file.ends_with(".md") {
+            out.push((title.to_string(), file.to_string()));
+            if file.starts_with(last) {
+                return out;
+            }
+        }
+    }
+    panic!("SUMMARY.md lists no chapter starting with {last:?}");
+}
+
+#[test]
+fn bugfix_env_step_never_panics() {
+    let repo = repo();
+    let book_src = repo.join("book/src");
+    let summary = std::fs::read_to_string(book_src.join("SUMMARY.md")).unwrap();
+    let chapters = chapters_up_to(&summary, "04-");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("book/src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut toc = String::from("# Summary\n\n");
+    for (title, file) in &chapters {
+        std::fs::copy(book_src.join(file), src.join(file)).unwrap();
+        toc.push_str(&format!("- [{title}]({file})\n"));
+    }
+    let fuzz = "99-gym-fuzz.md";
+    std::fs::copy(repo.join("checker/tests/fixtures/gym-fuzz/src").join(fuzz), src.join(fuzz)).unwrap();
+    toc.push_str(&format!("- [99. Fuzzing the BugFix gym]({fuzz})\n"));
+    std::fs::write(src.join("SUMMARY.md"), toc).unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_checker"))
+        .current_dir(tmp.path())
+        .args(["--book", "book", "--work-dir", "work", "--chapters", "99", "--refresh", "--time-limit", "120"])
+        // Share the book's build of tch and friends, pinned by the book's lock.
+        .arg("--cargo-target-dir")
+        .arg(repo.join("target/checker/target"))
+        .arg("--lockfile")
+        .arg(repo.join("agentrl/Cargo.lock"))
+        .output()
+        .unwrap();
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "the fuzz chapter failed:\n{log}");
+
+    let text = std::fs::read_to_string(src.join(fuzz)).unwrap();
+    let recorded = text.split("Output:").nth(1).unwrap_or_else(|| panic!("no Output block recorded:\n{text}\n{log}"));
+    println!("{log}{recorded}");
+    assert!(recorded.contains("\npanics: 0\n"), "BugFixEnv::step panicked:\n{recorded}");
+    assert!(recorded.contains("steps: 20000,"), "the fuzz loop did not finish:\n{recorded}");
+}
