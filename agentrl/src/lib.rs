@@ -9,7 +9,10 @@ pub mod ch02_rl_fundamentals;
 pub mod ch03_language_models_as_policies;
 /// 4. Environments and Tools: the BugFix Gym
 pub mod ch04_environments_and_tools;
+/// 5. Trajectories, Templates, and Masks
+pub mod ch05_trajectories_and_templates;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
 pub use ch04_environments_and_tools::*;
+pub use ch05_trajectories_and_templates::*;
