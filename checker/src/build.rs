@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
-use tangle::library::{GeneratedFile, CHAPTER_DEPS, DEV_PROFILE};
+use tangle::library::{write_if_changed, GeneratedFile, CHAPTER_DEPS, DEV_PROFILE};
 
 /// A chapter crate on disk: `dir/Cargo.toml`, `dir/src/main.rs`, `dir/agentrl/…`.
 pub struct ChapterCrate {
@@ -18,16 +18,6 @@ pub struct ChapterCrate {
     pub prefix: Vec<GeneratedFile>,
 }
 
-/// Write `content` to `path` unless it already holds exactly that (keeps cargo's mtimes).
-pub fn write_if_changed(path: &Path, content: &str) -> std::io::Result<()> {
-    if std::fs::read_to_string(path).ok().as_deref() == Some(content) {
-        return Ok(());
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, content)
-}
 
 impl ChapterCrate {
     pub fn cargo_toml(&self) -> String {

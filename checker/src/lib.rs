@@ -332,8 +332,13 @@ fn location_in_book(krate: &ChapterCrate, location: &str) -> String {
     location.to_string()
 }
 
+/// Lower-case hex of the SHA-256 of `bytes`.
 fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    to_hex(&Sha256::digest(bytes))
+}
+
+fn to_hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Everything a chapter's result depends on: its text, its prefix, the program, the environment.
@@ -355,7 +360,7 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, env: &[(String, String)], 
         h.update(format!("{k}={v}\n").as_bytes());
     }
     h.update(limit.as_millis().to_le_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    to_hex(&h.finalize())
 }
 
 fn write_stamp(path: &Path, key: &str) -> Result<()> {

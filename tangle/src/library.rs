@@ -431,16 +431,21 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
 /// Write files under `dir`, creating folders; returns the paths written.
 pub fn write_files(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
     for f in files {
-        let path = dir.join(&f.rel_path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        if std::fs::read_to_string(&path).ok().as_deref() == Some(f.content.as_str()) {
-            continue;
-        }
-        std::fs::write(&path, &f.content)?;
+        write_if_changed(&dir.join(&f.rel_path), &f.content)?;
     }
     Ok(())
+}
+
+/// Write `content` to `path` (creating folders) unless it already holds exactly that, so
+/// unchanged files keep their mtimes and cargo does not rebuild them.
+pub fn write_if_changed(path: &Path, content: &str) -> std::io::Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(content) {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, content)
 }
 
 /// Files that differ between `files` and what is on disk under `dir` (plus stale `.rs` modules).
