@@ -12,36 +12,42 @@ use tch::Tensor;
 // generated from book/src/03-language-models-as-policies.md:34
 /// Log-probability of each chosen id: logits [..., V], ids [...] -> [...].
 pub fn selected_log_probs(logits: &Tensor, ids: &Tensor) -> Tensor {
-    let kind = if logits.kind() == Kind::Double { Kind::Double } else { Kind::Float }; // half -> float
+    // half precision is promoted to float32
+    let kind = if logits.kind() == Kind::Double { Kind::Double } else { Kind::Float };
     let logp = logits.log_softmax(-1, kind); // [..., V]
     logp.gather(-1, &ids.unsqueeze(-1), false).squeeze_dim(-1) // [...]
 }
 
-// generated from book/src/03-language-models-as-policies.md:41
-/// Entropy of softmax(logits) over the last axis: [..., V] -> [...]; -inf logits (excluded tokens) add 0.
+// generated from book/src/03-language-models-as-policies.md:42
+/// Entropy of softmax(logits) over the last axis: [..., V] -> [...]. Excluded tokens (-inf)
+/// add 0; NaN logits give NaN (a diverged model must not look like a confident one).
 pub fn entropy_from_logits(logits: &Tensor) -> Tensor {
     let kind = if logits.kind() == Kind::Double { Kind::Double } else { Kind::Float };
-    let logp = logits.log_softmax(-1, kind); // [..., V]
-    let p_logp = (logp.exp() * &logp).nan_to_num(0.0, None, None); // 0 * -inf is nan: an excluded token adds 0
+    let logp = logits.log_softmax(-1, kind);
+    // p log p is 0 * -inf = NaN at an excluded token: select 0 there, never multiply by a mask
+    let p_logp = (logp.exp() * &logp).masked_fill(&logp.isneginf(), 0.0);
     let h = -p_logp.sum_dim_intlist(-1, false, kind); // [...]
     h + 0.0 // a point mass gives -0.0; adding 0.0 makes it 0.0
 }
 
-// generated from book/src/03-language-models-as-policies.md:133
-/// Options of `sampling_log_probs` and `sample_next`: `temperature` (0 = greedy) and nucleus mass `top_p`.
+// generated from book/src/03-language-models-as-policies.md:149
+/// Options of `sampling_log_probs` and `sample_next`: `temperature` (0 = greedy) and
+/// nucleus mass `top_p`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SamplingOptions {
     pub temperature: f64,
     pub top_p: f64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:140
+// generated from book/src/03-language-models-as-policies.md:157
 /// Defaults: `temperature = 1.0`, `top_p = 1.0`, the model's own distribution.
 impl Default for SamplingOptions {
-    fn default() -> Self { Self { temperature: 1.0, top_p: 1.0 } }
+    fn default() -> Self {
+        Self { temperature: 1.0, top_p: 1.0 }
+    }
 }
 
-// generated from book/src/03-language-models-as-policies.md:145
+// generated from book/src/03-language-models-as-policies.md:164
 /// Log-probs of the distribution actually sampled from: [..., V] -> [..., V], -inf = excluded.
 pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
     assert!(opts.top_p > 0.0, "sampling_log_probs: top_p must be positive, got {}", opts.top_p);
@@ -51,59 +57,68 @@ pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
         let best = z.argmax(-1, true); // [..., 1]: greedy puts all mass on the first arg-max
         return z.full_like(f64::NEG_INFINITY).scatter_value(-1, &best, 0.0);
     }
-    let z = z / opts.temperature; // temperature first, then the nucleus on the tempered probabilities
+    // temperature first, then the nucleus on the tempered probabilities
+    let z = z / opts.temperature;
     if opts.top_p >= 1.0 {
         return z.log_softmax(-1, kind);
     }
     let (sorted, order) = z.softmax(-1, kind).sort_stable(true, -1, true); // [..., V], descending
     let mass_before = sorted.cumsum(-1, kind) - &sorted; // mass of the tokens ranked above each one
     let keep_sorted = mass_before.lt(opts.top_p); // the top token always survives
-    let keep = keep_sorted.zeros_like().scatter(-1, &order, &keep_sorted); // back to vocabulary order
+                                                  // back to vocabulary order
+    let keep = keep_sorted.zeros_like().scatter(-1, &order, &keep_sorted);
     z.masked_fill(&keep.logical_not(), f64::NEG_INFINITY).log_softmax(-1, kind)
 }
 
-// generated from book/src/03-language-models-as-policies.md:275
+// generated from book/src/03-language-models-as-policies.md:342
 use rand::Rng;
 
-// generated from book/src/03-language-models-as-policies.md:276
+// generated from book/src/03-language-models-as-policies.md:343
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/03-language-models-as-policies.md:277
-use tch::Device;
-
-// generated from book/src/03-language-models-as-policies.md:281
-/// Sample from logits [B, V] -> (ids [B], logp [B]) under the sampling distribution, by inverse CDF from `rng`.
-pub fn sample_next(logits: &Tensor, opts: SamplingOptions, rng: &mut ChaCha8Rng) -> (Tensor, Tensor) {
+// generated from book/src/03-language-models-as-policies.md:346
+/// Inverse-CDF draw from logits [B, V] with the given uniforms u [B] in [0, 1)
+/// -> (ids [B], logp [B]) under the sampling distribution.
+pub fn sample_with_uniforms(logits: &Tensor, opts: SamplingOptions, u: &[f64]) -> (Tensor, Tensor) {
     let logp = sampling_log_probs(logits, opts); // [B, V], -inf = excluded
-    let probs = Vec::<Vec<f64>>::try_from(&logp.exp().to_kind(Kind::Double).to_device(Device::Cpu)).unwrap();
-    let ids: Vec<i64> = (probs.iter())
-        .map(|row| {
-            let u: f64 = rng.gen(); // one uniform in [0, 1) per row, from the caller's generator only
-            let (mut acc, mut last) = (0.0, 0);
-            for (k, &p) in row.iter().enumerate() {
-                if p > 0.0 {
-                    (acc, last) = (acc + p, k);
-                    if u < acc {
-                        return k as i64;
-                    }
-                }
-            }
-            last as i64 // u landed in the rounding gap above the total mass: the last allowed token
-        })
-        .collect();
-    let ids = Tensor::from_slice(&ids).to_device(logits.device()); // [B]
+    let probs = logp.exp().to_kind(Kind::Double); // [B, V]
+    let cdf = probs.cumsum(-1, Kind::Double); // [B, V], a sequential sum per row
+    let u = Tensor::from_slice(u).to_device(logits.device()).unsqueeze(1); // [B, 1]
+    let first_above = cdf.le_tensor(&u).sum_dim_intlist(-1, false, Kind::Int64);
+    // u in the rounding gap above the total mass (first_above = V): the last token with mass
+    let v = probs.size()[1];
+    let last_with_mass = (v - 1) - probs.gt(0.0).flip([-1]).to_kind(Kind::Int64).argmax(-1, false);
+    let ids = first_above.minimum(&last_with_mass); // [B]
     let chosen = logp.gather(-1, &ids.unsqueeze(-1), false).squeeze_dim(-1); // [B]
     (ids, chosen)
 }
 
-// generated from book/src/03-language-models-as-policies.md:384
-use rand::SeedableRng;
+// generated from book/src/03-language-models-as-policies.md:362
+/// Sample from logits [B, V] -> (ids [B], logp [B]), one uniform per row drawn from `rng`.
+pub fn sample_next(
+    logits: &Tensor,
+    opts: SamplingOptions,
+    rng: &mut ChaCha8Rng,
+) -> (Tensor, Tensor) {
+    let u: Vec<f64> = (0..logits.size()[0]).map(|_| rng.gen()).collect(); // rows in order
+    sample_with_uniforms(logits, opts, &u)
+}
 
-// generated from book/src/03-language-models-as-policies.md:386
-use tch::nn;
+// generated from book/src/03-language-models-as-policies.md:456
+use tch::Device;
 
-// generated from book/src/03-language-models-as-policies.md:391
-/// Shape of a `TinyAgent`: vocabulary, context length, width, heads, layers, MLP width, and output head.
+// generated from book/src/03-language-models-as-policies.md:458
+/// How attention is computed: libtorch's fused kernel, or the textbook formula spelled out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attention {
+    /// `scaled_dot_product_attention`: one kernel, no [B, H, T, S] score tensor kept.
+    Fused,
+    /// softmax(q k^T / sqrt(Dh)) v with the scores materialized (for comparison).
+    Naive,
+}
+
+// generated from book/src/03-language-models-as-policies.md:467
+/// Shape of a `TinyAgent`: vocabulary, context, width, heads, layers, MLP width, head, device.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TinyAgentConfig {
     pub vocab_size: i64,
@@ -116,18 +131,70 @@ pub struct TinyAgentConfig {
     pub tie_embeddings: bool,
     /// Width of the output head; None means `vocab_size` (a language-model head).
     pub out_dim: Option<i64>,
+    pub attention: Attention,
+    /// Where the weights live; inputs must be on the same device.
+    pub device: Device,
 }
 
-// generated from book/src/03-language-models-as-policies.md:406
-/// Defaults: V = 128, max_len = 256, D = 64, 4 heads, 2 layers, MLP width 256, untied LM head.
+// generated from book/src/03-language-models-as-policies.md:485
+/// Defaults: V = 128, max_len = 256, D = 64, 4 heads, 2 layers, MLP 256, untied, fused, CPU.
 impl Default for TinyAgentConfig {
     fn default() -> Self {
-        Self { vocab_size: 128, max_len: 256, d_model: 64, n_heads: 4, n_layers: 2, d_mlp: 256, tie_embeddings: false, out_dim: None }
+        Self {
+            vocab_size: 128,
+            max_len: 256,
+            d_model: 64,
+            n_heads: 4,
+            n_layers: 2,
+            d_mlp: 256,
+            tie_embeddings: false,
+            out_dim: None,
+            attention: Attention::Fused,
+            device: Device::Cpu,
+        }
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:413
-/// One pre-norm transformer block, x + Attn(LN(x)) then x + MLP(LN(x)): x [B, T, D] -> [B, T, D].
+// generated from book/src/03-language-models-as-policies.md:517
+/// Attention of q [B, H, T, Dh] over k, v [B, H, S, Dh] -> [B, H, T, Dh]. `allowed`
+/// [T, S] or [B, 1, T, S] is true where a query may attend to a key; None = causal, S = T.
+pub fn attend(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    allowed: Option<&Tensor>,
+    how: Attention,
+) -> Tensor {
+    match how {
+        Attention::Fused => Tensor::scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            allowed,
+            0.0,
+            allowed.is_none(),
+            None,
+            false,
+        ),
+        Attention::Naive => {
+            let (t, s) = (q.size()[2], k.size()[2]);
+            let causal =
+                || Tensor::ones([t, s], (Kind::Float, q.device())).tril(0).to_kind(Kind::Bool);
+            let allowed = allowed.map_or_else(causal, |m| m.shallow_clone());
+            let dh = *q.size().last().unwrap() as f64;
+            let scores = q.matmul(&k.transpose(-2, -1)) / dh.sqrt(); // [B, H, T, S]
+            let scores = scores.masked_fill(&allowed.logical_not(), f64::NEG_INFINITY);
+            scores.softmax(-1, scores.kind()).matmul(v) // [B, H, T, Dh]
+        }
+    }
+}
+
+// generated from book/src/03-language-models-as-policies.md:558
+use tch::nn;
+
+// generated from book/src/03-language-models-as-policies.md:560
+/// One pre-norm transformer block, x + Attn(LN(x)) then x + MLP(LN(x)): x [B, T, D] -> same.
+#[derive(Debug)]
 pub struct TinyBlock {
     pub ln1: nn::LayerNorm,
     pub qkv: nn::Linear,
@@ -136,42 +203,57 @@ pub struct TinyBlock {
     pub fc1: nn::Linear,
     pub fc2: nn::Linear,
     pub n_heads: i64,
+    pub attention: Attention,
 }
 
-// generated from book/src/03-language-models-as-policies.md:424
+// generated from book/src/03-language-models-as-policies.md:573
 impl TinyBlock {
     /// The block's parameters under `p` (matrices start at zero; `TinyAgent::new` draws them).
     pub fn new(p: &nn::Path, cfg: &TinyAgentConfig) -> Self {
-        let lin = nn::LinearConfig { ws_init: nn::Init::Const(0.0), bias: false, ..Default::default() };
-        let d = cfg.d_model;
+        let lin =
+            nn::LinearConfig { ws_init: nn::Init::Const(0.0), bias: false, ..Default::default() };
+        let (d, ln) = (cfg.d_model, nn::LayerNormConfig::default());
         TinyBlock {
-            ln1: nn::layer_norm(p / "ln1", vec![d], Default::default()),
+            ln1: nn::layer_norm(p / "ln1", vec![d], ln),
             qkv: nn::linear(p / "qkv", d, 3 * d, lin),
             proj: nn::linear(p / "proj", d, d, lin),
-            ln2: nn::layer_norm(p / "ln2", vec![d], Default::default()),
+            ln2: nn::layer_norm(p / "ln2", vec![d], ln),
             fc1: nn::linear(p / "fc1", d, cfg.d_mlp, lin),
             fc2: nn::linear(p / "fc2", cfg.d_mlp, d, lin),
             n_heads: cfg.n_heads,
+            attention: cfg.attention,
         }
     }
 
-    /// Apply the block; `blocked` [T, T] (or [B, 1, T, T]) is true where a query may not attend to a key.
-    pub fn forward(&self, x: &Tensor, blocked: &Tensor) -> Tensor {
+    /// Apply the block to x [B, T, D]; with `past`, attend to its slots too and append to it.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        allowed: Option<&Tensor>,
+        past: Option<&mut LayerKv>,
+    ) -> Tensor {
         let (b, t, d) = x.size3().unwrap();
-        let (h, dh) = (self.n_heads, d / self.n_heads);
-        let qkv = x.apply(&self.ln1).apply(&self.qkv); // [B, T, 3D]
-        let heads: Vec<Tensor> = (qkv.split(d, -1).iter()).map(|m| m.view([b, t, h, dh]).transpose(1, 2)).collect(); // q, k, v: [B, H, T, Dh]
-        let scores = heads[0].matmul(&heads[1].transpose(-2, -1)) / (dh as f64).sqrt(); // [B, H, T, T]
-        let weights = scores.masked_fill(blocked, f64::NEG_INFINITY).softmax(-1, scores.kind()); // blocked keys get weight 0
-        let y = weights.matmul(&heads[2]).transpose(1, 2).reshape([b, t, d]); // [B, T, D]
-        let x = x + y.apply(&self.proj);
+        let heads = |m: &Tensor| m.view([b, t, self.n_heads, d / self.n_heads]).transpose(1, 2);
+        let qkv = x.apply(&self.ln1).apply(&self.qkv).split(d, -1); // 3 x [B, T, D]
+        let (q, mut k, mut v) = (heads(&qkv[0]), heads(&qkv[1]), heads(&qkv[2])); // [B, H, T, Dh]
+        if let Some(cache) = past {
+            k = Tensor::cat(&[&cache.keys, &k], 2); // [B, H, S + T, Dh]
+            v = Tensor::cat(&[&cache.values, &v], 2);
+            (cache.keys, cache.values) = (k.shallow_clone(), v.shallow_clone());
+        }
+        let y = attend(&q, &k, &v, allowed, self.attention); // [B, H, T, Dh]
+        let x = x + y.transpose(1, 2).reshape([b, t, d]).apply(&self.proj);
         let m = x.apply(&self.ln2).apply(&self.fc1).gelu("none").apply(&self.fc2); // [B, T, D]
         x + m
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:455
+// generated from book/src/03-language-models-as-policies.md:622
+use rand::SeedableRng;
+
+// generated from book/src/03-language-models-as-policies.md:626
 /// Small causal transformer policy: ids [B, T] -> logits [B, T, V].
+#[derive(Debug)]
 pub struct TinyAgent {
     pub cfg: TinyAgentConfig,
     pub vs: nn::VarStore,
@@ -183,63 +265,78 @@ pub struct TinyAgent {
     pub head: Option<nn::Linear>,
 }
 
-// generated from book/src/03-language-models-as-policies.md:467
+// generated from book/src/03-language-models-as-policies.md:639
 impl TinyAgent {
-    /// A CPU model whose weights are drawn from `ChaCha8Rng::seed_from_u64(seed)` (uniform, std 0.02).
+    /// A model on `cfg.device` whose matrices are drawn from `ChaCha8Rng::seed_from_u64(seed)`.
     pub fn new(cfg: TinyAgentConfig, seed: u64) -> Self {
         let out_dim = cfg.out_dim.unwrap_or(cfg.vocab_size);
-        assert!(!cfg.tie_embeddings || out_dim == cfg.vocab_size, "TinyAgent: a tied head must have vocab_size outputs");
+        assert!(
+            !cfg.tie_embeddings || out_dim == cfg.vocab_size,
+            "TinyAgent: tied head needs V outputs"
+        );
         assert!(cfg.d_model % cfg.n_heads == 0, "TinyAgent: d_model must be a multiple of n_heads");
-        let vs = nn::VarStore::new(Device::Cpu);
+        let vs = nn::VarStore::new(cfg.device);
         let root = vs.root();
         let emb = nn::EmbeddingConfig { ws_init: nn::Init::Const(0.0), ..Default::default() };
-        let lin = nn::LinearConfig { ws_init: nn::Init::Const(0.0), bias: false, ..Default::default() };
+        let lin =
+            nn::LinearConfig { ws_init: nn::Init::Const(0.0), bias: false, ..Default::default() };
         let tok_emb = nn::embedding(&root / "tok_emb", cfg.vocab_size, cfg.d_model, emb);
         let pos_emb = nn::embedding(&root / "pos_emb", cfg.max_len, cfg.d_model, emb);
-        let blocks = (0..cfg.n_layers).map(|l| TinyBlock::new(&(&root / "blocks" / l), &cfg)).collect();
+        let blocks =
+            (0..cfg.n_layers).map(|l| TinyBlock::new(&(&root / "blocks" / l), &cfg)).collect();
         let ln_f = nn::layer_norm(&root / "ln_f", vec![cfg.d_model], Default::default());
-        let head = (!cfg.tie_embeddings).then(|| nn::linear(&root / "head", cfg.d_model, out_dim, lin));
+        let head =
+            (!cfg.tie_embeddings).then(|| nn::linear(&root / "head", cfg.d_model, out_dim, lin));
         // every matrix from the seed, in name order; LayerNorm parameters keep their 1 and 0
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
         vars.sort_by(|a, b| a.0.cmp(&b.0));
         let half_width = 0.02 * 3f64.sqrt(); // U(-a, a) has standard deviation a / sqrt(3)
         tch::no_grad(|| {
-            for (name, mut var) in vars {
-                if name.split('.').any(|part| part.starts_with("ln")) {
-                    continue;
-                }
-                let values: Vec<f32> = (0..var.numel()).map(|_| rng.gen_range(-half_width..half_width) as f32).collect();
+            for (name, mut var) in
+                vars.into_iter().filter(|(n, _)| !n.split('.').any(|p| p.starts_with("ln")))
+            {
+                let values: Vec<f32> = (0..var.numel())
+                    .map(|_| rng.gen_range(-half_width..half_width) as f32)
+                    .collect();
                 var.copy_(&Tensor::from_slice(&values).view(var.size().as_slice()));
             }
         });
         TinyAgent { cfg, vs, tok_emb, pos_emb, blocks, ln_f, head }
     }
+}
 
-    /// Final-layer states with explicit positions [T] or [B, T] and mask `blocked` (true = may not attend): ids [B, T] -> [B, T, D].
-    pub fn hidden_with(&self, ids: &Tensor, positions: &Tensor, blocked: &Tensor) -> Tensor {
+// generated from book/src/03-language-models-as-policies.md:689
+impl TinyAgent {
+    /// Final-layer states for ids [B, T] at `positions` [T] or [B, T] under `allowed` (true =
+    /// may attend; None = causal) -> hidden [B, T, D], after the last LayerNorm.
+    pub fn hidden_with(
+        &self,
+        ids: &Tensor,
+        positions: &Tensor,
+        allowed: Option<&Tensor>,
+    ) -> Tensor {
         let mut x = ids.apply(&self.tok_emb) + positions.apply(&self.pos_emb); // [B, T, D]
         for block in &self.blocks {
-            x = block.forward(&x, blocked);
+            x = block.forward(&x, allowed, None);
         }
         x.apply(&self.ln_f)
     }
 
-    /// Final-layer states under the causal mask: ids [B, T] -> hidden [B, T, D] (after the last LayerNorm).
+    /// Final-layer states under the causal mask: ids [B, T] -> hidden [B, T, D].
     pub fn hidden(&self, ids: &Tensor) -> Tensor {
         let t = ids.size()[1];
-        assert!(t <= self.cfg.max_len, "TinyAgent: {t} positions exceed max_len {}", self.cfg.max_len);
-        let positions = Tensor::arange(t, (Kind::Int64, ids.device())); // [T]
-        let blocked = Tensor::ones([t, t], (Kind::Float, ids.device())).triu(1).to_kind(Kind::Bool); // [T, T]: key after query
-        self.hidden_with(ids, &positions, &blocked)
+        assert!(
+            t <= self.cfg.max_len,
+            "TinyAgent: {t} positions exceed max_len {}",
+            self.cfg.max_len
+        );
+        self.hidden_with(ids, &Tensor::arange(t, (Kind::Int64, ids.device())), None)
     }
 
     /// Output-head matrix [out, D] (the token embedding [V, D] when tied).
     pub fn head_weight(&self) -> Tensor {
-        match &self.head {
-            Some(head) => head.ws.shallow_clone(),
-            None => self.tok_emb.ws.shallow_clone(),
-        }
+        self.head.as_ref().map_or(&self.tok_emb.ws, |h| &h.ws).shallow_clone()
     }
 
     /// Next-token logits at every position: ids [B, T] -> [B, T, V].
@@ -251,43 +348,150 @@ impl TinyAgent {
     pub fn num_params(&self) -> i64 {
         self.vs.trainable_variables().iter().map(|v| v.numel() as i64).sum()
     }
+
 }
 
-// generated from book/src/03-language-models-as-policies.md:536
-/// Deep copy: the same config and its own VarStore with copies of every weight (e.g. a frozen reference).
-impl Clone for TinyAgent {
-    fn clone(&self) -> Self {
-        let mut copy = TinyAgent::new(self.cfg, 0);
-        copy.vs.copy(&self.vs).expect("TinyAgent::clone: same architecture");
-        copy.vs.set_device(self.vs.device());
+// generated from book/src/03-language-models-as-policies.md:740
+impl TinyAgent {
+    /// A copy for scoring only (reference or old policy): same weights, no gradients.
+    pub fn frozen(&self) -> TinyAgent {
+        let mut copy = self.clone();
+        copy.vs.freeze();
         copy
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:630
+// generated from book/src/03-language-models-as-policies.md:749
+/// A trainable deep copy: the same config and its own VarStore holding copies of every weight.
+impl Clone for TinyAgent {
+    fn clone(&self) -> Self {
+        let mut copy = TinyAgent::new(self.cfg, 0);
+        copy.vs.copy(&self.vs).expect("TinyAgent::clone: same architecture");
+        copy
+    }
+}
+
+// generated from book/src/03-language-models-as-policies.md:864
 /// Log-probs of ids[:, 1:] given their prefixes: ids [B, T] -> [B, T-1].
 pub fn sequence_log_probs(model: &TinyAgent, ids: &Tensor) -> Tensor {
     let t = ids.size()[1];
-    let logits = model.forward(&ids.narrow(1, 0, t - 1)); // [B, T-1, V]: position i predicts token i+1
+    // position i predicts token i+1
+    let logits = model.forward(&ids.narrow(1, 0, t - 1)); // [B, T-1, V]
     selected_log_probs(&logits, &ids.narrow(1, 1, t - 1)) // [B, T-1]
 }
 
-// generated from book/src/03-language-models-as-policies.md:714
+// generated from book/src/03-language-models-as-policies.md:971
+/// Keys and values one layer has cached, each [B, H, S, Dh] (S slots so far).
+#[derive(Debug)]
+pub struct LayerKv {
+    pub keys: Tensor,
+    pub values: Tensor,
+}
+
+// generated from book/src/03-language-models-as-policies.md:978
+/// Decoding state of a batch: each layer's cached keys/values over S slots, which slots hold
+/// real tokens (`valid` [B, S], false = padding), and how many tokens each row has seen.
+#[derive(Debug)]
+pub struct KvCache {
+    pub layers: Vec<LayerKv>,
+    pub valid: Tensor,
+    /// Tokens seen per row, which is also the position of the row's next token.
+    pub seen: Vec<i64>,
+}
+
+// generated from book/src/03-language-models-as-policies.md:988
+impl KvCache {
+    /// An empty cache for `rows` sequences of `model`.
+    pub fn new(model: &TinyAgent, rows: usize) -> Self {
+        let (h, dev, b) = (model.cfg.n_heads, model.cfg.device, rows as i64);
+        let empty = || Tensor::zeros([b, h, 0, model.cfg.d_model / h], (Kind::Float, dev));
+        let layers = model.blocks.iter().map(|_| LayerKv { keys: empty(), values: empty() });
+        let valid = Tensor::zeros([b, 0], (Kind::Bool, dev));
+        KvCache { layers: layers.collect(), valid, seen: vec![0; rows] }
+    }
+
+    /// Keep only the given rows, in that order (finished episodes leave the batch).
+    pub fn keep_rows(&mut self, rows: &[usize]) {
+        let index: Vec<i64> = rows.iter().map(|&r| r as i64).collect();
+        let index = Tensor::from_slice(&index).to_device(self.valid.device());
+        for layer in &mut self.layers {
+            layer.keys = layer.keys.index_select(0, &index);
+            layer.values = layer.values.index_select(0, &index);
+        }
+        self.valid = self.valid.index_select(0, &index);
+        self.seen = rows.iter().map(|&r| self.seen[r]).collect();
+    }
+}
+
+// generated from book/src/03-language-models-as-policies.md:1021
+impl TinyAgent {
+    /// Run `new[b]` (at least one token per row; lengths may differ) after each row's cached
+    /// tokens, append them to `cache` -> logits after each row's last new token [B, V].
+    pub fn extend(&self, cache: &mut KvCache, new: &[Vec<i64>]) -> Tensor {
+        let (b, t) = (new.len(), new.iter().map(Vec::len).max().unwrap_or(0));
+        let (mut ids, mut pos, mut real) =
+            (vec![0i64; b * t], vec![0i64; b * t], vec![false; b * t]);
+        for (r, row) in new.iter().enumerate() {
+            let end = cache.seen[r] + row.len() as i64;
+            assert!(
+                !row.is_empty() && end <= self.cfg.max_len,
+                "extend: row {r} needs 1..=max_len"
+            );
+            for j in 0..t {
+                pos[r * t + j] = (cache.seen[r] + j as i64).min(self.cfg.max_len - 1);
+                (ids[r * t + j], real[r * t + j]) =
+                    (row.get(j).copied().unwrap_or(0), j < row.len());
+            }
+            cache.seen[r] = end;
+        }
+        let (dev, shape) = (self.cfg.device, [b as i64, t as i64]);
+        let ids = Tensor::from_slice(&ids).view(shape).to_device(dev); // [B, T]
+        let pos = Tensor::from_slice(&pos).view(shape).to_device(dev); // [B, T]
+        let real = Tensor::from_slice(&real).view(shape).to_device(dev); // [B, T]
+        let causal =
+            Tensor::ones([t as i64, t as i64], (Kind::Float, dev)).tril(0).to_kind(Kind::Bool);
+        let itself = Tensor::eye(t as i64, (Kind::Bool, dev)); // [T, T]
+        let to_new = causal.logical_and(&real.unsqueeze(1)).logical_or(&itself); // [B, T, T]
+        let s = cache.valid.size()[1];
+        let to_old = cache.valid.unsqueeze(1).expand([b as i64, t as i64, s], false); // [B, T, S]
+        let allowed = Tensor::cat(&[to_old, to_new], 2).unsqueeze(1); // [B, 1, T, S + T]
+        let mut x = ids.apply(&self.tok_emb) + pos.apply(&self.pos_emb); // [B, T, D]
+        for (block, kv) in self.blocks.iter().zip(&mut cache.layers) {
+            x = block.forward(&x, Some(&allowed), Some(kv));
+        }
+        cache.valid = Tensor::cat(&[&cache.valid, &real], 1); // [B, S + T]
+        let last: Vec<i64> = new.iter().map(|row| row.len() as i64 - 1).collect();
+        let last = Tensor::from_slice(&last).to_device(dev).view([b as i64, 1, 1]);
+        let x_last = x.gather(1, &last.expand([b as i64, 1, self.cfg.d_model], false), false);
+        x_last.squeeze_dim(1).apply(&self.ln_f).matmul(&self.head_weight().tr())
+        // [B, V]
+    }
+}
+
+// generated from book/src/03-language-models-as-policies.md:1190
 /// Options of `chunked_log_probs`: how many positions (rows) to score per chunk.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChunkedLogProbsOptions {
     pub chunk_size: i64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:720
+// generated from book/src/03-language-models-as-policies.md:1196
 /// Defaults: `chunk_size = 128`.
 impl Default for ChunkedLogProbsOptions {
-    fn default() -> Self { Self { chunk_size: 128 } }
+    fn default() -> Self {
+        Self { chunk_size: 128 }
+    }
 }
 
-// generated from book/src/03-language-models-as-policies.md:725
-/// Selected-token log-probs without a full [B, T, V] tensor: hidden [B, T, D], weight [V, D], ids [B, T] -> [B, T].
-pub fn chunked_log_probs(hidden: &Tensor, weight: &Tensor, ids: &Tensor, opts: ChunkedLogProbsOptions) -> Tensor {
+// generated from book/src/03-language-models-as-policies.md:1203
+/// Selected-token log-probs without a full [B, T, V] tensor:
+/// hidden [B, T, D], weight [V, D], ids [B, T] -> [B, T].
+pub fn chunked_log_probs(
+    hidden: &Tensor,
+    weight: &Tensor,
+    ids: &Tensor,
+    opts: ChunkedLogProbsOptions,
+) -> Tensor {
     let d = *hidden.size().last().unwrap();
     let flat_hidden = hidden.reshape([-1, d]); // [N, D], N = B*T
     let flat_ids = ids.reshape([-1]); // [N]
@@ -296,7 +500,8 @@ pub fn chunked_log_probs(hidden: &Tensor, weight: &Tensor, ids: &Tensor, opts: C
     let mut start = 0;
     while start < n {
         let len = opts.chunk_size.min(n - start);
-        let logits = flat_hidden.narrow(0, start, len).matmul(&weight.tr()); // [chunk, V]: the only V-wide tensor
+        // [chunk, V]: the only V-wide tensor
+        let logits = flat_hidden.narrow(0, start, len).matmul(&weight.tr());
         parts.push(selected_log_probs(&logits, &flat_ids.narrow(0, start, len))); // [chunk]
         start += len;
     }
