@@ -4,50 +4,48 @@ use crate::*;
 use crate as arl;
 
 // generated from book/src/05-trajectories-and-templates.md:30
-use std::collections::{BTreeSet, HashMap};
-
-// generated from book/src/05-trajectories-and-templates.md:32
 /// The special tokens, in id order: `<pad>` = 0 … `<nl>` = 8.
-pub const SPECIAL_TOKENS: [&str; 9] = ["<pad>", "<bos>", "<eos>", "<unk>", "<call>", "</call>", "<obs>", "</obs>", "<nl>"];
+pub const SPECIAL_TOKENS: [&str; 9] =
+    ["<pad>", "<bos>", "<eos>", "<unk>", "<call>", "</call>", "<obs>", "</obs>", "<nl>"];
 
-// generated from book/src/05-trajectories-and-templates.md:34
+// generated from book/src/05-trajectories-and-templates.md:33
 /// Id of `<pad>`.
 pub const PAD_ID: i64 = 0;
 
-// generated from book/src/05-trajectories-and-templates.md:36
+// generated from book/src/05-trajectories-and-templates.md:35
 /// Id of `<bos>`, the first token of every trajectory.
 pub const BOS_ID: i64 = 1;
 
-// generated from book/src/05-trajectories-and-templates.md:38
-/// Id of `<eos>`.
-pub const EOS_ID: i64 = 2;
-
-// generated from book/src/05-trajectories-and-templates.md:40
+// generated from book/src/05-trajectories-and-templates.md:37
 /// Id of `<unk>`, the id of every word outside the vocabulary.
 pub const UNK_ID: i64 = 3;
 
-// generated from book/src/05-trajectories-and-templates.md:42
+// generated from book/src/05-trajectories-and-templates.md:39
 /// Id of `<call>`, which opens a tool call.
 pub const CALL_ID: i64 = 4;
 
-// generated from book/src/05-trajectories-and-templates.md:44
+// generated from book/src/05-trajectories-and-templates.md:41
 /// Id of `</call>`, which ends a tool call (and the policy's turn).
 pub const END_CALL_ID: i64 = 5;
 
-// generated from book/src/05-trajectories-and-templates.md:46
+// generated from book/src/05-trajectories-and-templates.md:43
 /// Id of `<obs>`, which opens an observation.
 pub const OBS_ID: i64 = 6;
 
-// generated from book/src/05-trajectories-and-templates.md:48
+// generated from book/src/05-trajectories-and-templates.md:45
 /// Id of `</obs>`, which closes an observation.
 pub const END_OBS_ID: i64 = 7;
 
-// generated from book/src/05-trajectories-and-templates.md:50
+// generated from book/src/05-trajectories-and-templates.md:47
 /// Id of `<nl>`, a line break.
 pub const NL_ID: i64 = 8;
 
-// generated from book/src/05-trajectories-and-templates.md:53
+// generated from book/src/05-trajectories-and-templates.md:57
+use std::collections::{BTreeSet, HashMap};
+
+// generated from book/src/05-trajectories-and-templates.md:59
 /// Word-level tokenizer: whitespace words (newline -> <nl>) <-> ids; specials have fixed ids.
+#[derive(Clone, Debug)]
 pub struct Tokenizer {
     /// Id -> word; the first nine are `SPECIAL_TOKENS`.
     pub vocab: Vec<String>,
@@ -55,9 +53,9 @@ pub struct Tokenizer {
     pub index: HashMap<String, i64>,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:61
+// generated from book/src/05-trajectories-and-templates.md:68
 impl Tokenizer {
-    /// The specials, then `words` in sorted order without duplicates (a special among them is skipped).
+    /// The specials, then `words` sorted without duplicates (a special among them is skipped).
     pub fn new<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Self {
         let sorted: BTreeSet<String> = words.into_iter().map(|w| w.as_ref().to_string()).collect();
         let mut vocab: Vec<String> = SPECIAL_TOKENS.iter().map(|s| s.to_string()).collect();
@@ -76,6 +74,10 @@ impl Tokenizer {
         *self.index.get(word).unwrap_or(&UNK_ID)
     }
 
+}
+
+// generated from book/src/05-trajectories-and-templates.md:96
+impl Tokenizer {
     /// Text -> ids: whitespace-separated words, with `<nl>` between lines.
     pub fn encode(&self, text: &str) -> Vec<i64> {
         let mut ids = vec![];
@@ -116,7 +118,7 @@ impl Tokenizer {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:131
+// generated from book/src/05-trajectories-and-templates.md:147
 /// Every text a task's episode can show after at most one edit: prompt, read views, test results.
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
@@ -124,22 +126,41 @@ pub fn task_texts(task: &Task) -> Vec<String> {
     let mut texts = vec![task.prompt.clone()];
     for source in &sources {
         texts.push(compact_source(source));
-        texts.push(format_results(&run_tests(source, &task.public_tests, &task.fn_name), &task.public_tests));
+        texts.push(format_results(
+            &run_tests(source, &task.public_tests, &task.fn_name),
+            &task.public_tests,
+        ));
     }
     texts
 }
 
-// generated from book/src/05-trajectories-and-templates.md:143
+// generated from book/src/05-trajectories-and-templates.md:162
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
-    let mut words: Vec<String> = ["read", "test", "edit", "submit"].iter().map(|s| s.to_string()).collect();
+    let mut words: Vec<String> =
+        ["read", "test", "edit", "submit"].iter().map(|s| s.to_string()).collect();
     words.extend(EDIT_OPS.iter().map(|s| s.to_string()));
     let messages = [
-        "error : malformed call", "error : unknown op", "error : edit needs an op",
-        "error : this tool takes no argument", "error : unknown tool", "error : episode is over",
-        "submitted", "edited : no change", "out of turns", "pass fail ( ) [ ] , -> got want true false",
-        "too many operations", "stack overflow", "data too large", "index out of bounds",
-        "function not found", "variable not found", "division by zero", "overflow", "type mismatch", "runtime error",
+        "error : malformed call",
+        "error : unknown op",
+        "error : edit needs an op",
+        "error : this tool takes no argument",
+        "error : unknown tool",
+        "error : episode is over",
+        "submitted",
+        "edited : no change",
+        "out of turns",
+        "pass fail ( ) [ ] , -> got want true false",
+        "too many operations",
+        "stack overflow",
+        "data too large",
+        "index out of bounds",
+        "function not found",
+        "variable not found",
+        "division by zero",
+        "overflow",
+        "type mismatch",
+        "runtime error",
     ];
     words.extend(messages.iter().flat_map(|m| m.split_whitespace()).map(|w| w.to_string()));
     words.extend((-20..=100).map(|k: i64| k.to_string()));
@@ -151,33 +172,27 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     Tokenizer::new(words)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:232
-use rand_chacha::ChaCha8Rng;
-
-// generated from book/src/05-trajectories-and-templates.md:233
-use tch::{Kind, Tensor};
-
-// generated from book/src/05-trajectories-and-templates.md:235
-/// Options of the rollouts: turn budget, sampling temperature, trajectory and call length caps.
+// generated from book/src/05-trajectories-and-templates.md:278
+/// Options of the rollouts: sampling temperature and two length caps. The turn budget is the
+/// environment's (`BugFixEnvOptions::max_turns`), which ends and grades the episode.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RolloutOptions {
-    pub max_turns: usize,
     pub temperature: f64,
-    /// Longest trajectory in tokens; an episode that would exceed it is cut (truncated, reward 0).
+    /// Longest trajectory in tokens; an episode that would exceed it is cut (truncated).
     pub max_len: usize,
     /// Longest call in tokens; a call that has not written `</call>` by then ends there.
     pub max_call_tokens: usize,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:246
-/// Defaults: 6 turns, temperature 1.0, 256 tokens, 8 tokens per call.
+// generated from book/src/05-trajectories-and-templates.md:289
+/// Defaults: temperature 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
-        Self { max_turns: 6, temperature: 1.0, max_len: 256, max_call_tokens: 8 }
+        Self { temperature: 1.0, max_len: 256, max_call_tokens: 8 }
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:253
+// generated from book/src/05-trajectories-and-templates.md:296
 /// Token log of one episode: append sampled calls and encoded observations (token-in/token-out).
 #[derive(Clone, Debug, Default)]
 pub struct Episode {
@@ -187,20 +202,21 @@ pub struct Episode {
     pub owner: Vec<i64>,
     /// Turn of each token (0 = prompt), [T].
     pub turn: Vec<i64>,
-    /// Sampling log-prob of each policy token, 0 elsewhere, [T].
-    pub logp: Vec<f32>,
+    /// Sampling log-prob of each policy token, 0 elsewhere, [T]; None once a call arrived
+    /// without log-probs (a scripted policy), since a stored 0 would read as probability 1.
+    pub logp: Option<Vec<f32>>,
     pub turns: usize,
     pub reward: f64,
     pub info: EpisodeInfo,
-    /// Cut at `max_len` or `max_turns` before the environment ended it.
+    /// Cut at `max_len` before the environment ended it.
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:271
+// generated from book/src/05-trajectories-and-templates.md:322
 impl Episode {
     /// A new log holding `<bos>` and the encoded first observation (the prompt), turn 0.
     pub fn start(tok: &Tokenizer, prompt: &str) -> Self {
-        let mut episode = Episode::default();
+        let mut episode = Episode { logp: Some(vec![]), ..Default::default() };
         episode.push_obs(&[BOS_ID]);
         episode.push_obs(&tok.encode_obs(prompt));
         episode
@@ -208,30 +224,41 @@ impl Episode {
 
     /// Append environment/template tokens (owner 0) to the current turn.
     pub fn push_obs(&mut self, ids: &[i64]) {
-        for &id in ids {
-            self.ids.push(id);
-            self.owner.push(0);
-            self.turn.push(self.turns as i64);
-            self.logp.push(0.0);
+        self.ids.extend(ids);
+        self.owner.extend(ids.iter().map(|_| 0));
+        self.turn.extend(ids.iter().map(|_| self.turns as i64));
+        if let Some(logp) = &mut self.logp {
+            logp.extend(ids.iter().map(|_| 0.0));
         }
     }
 
     /// Start the next turn with the policy's call: the exact ids sampled and their log-probs.
-    pub fn push_call(&mut self, ids: &[i64], logp: &[f32]) {
-        assert_eq!(ids.len(), logp.len(), "push_call: one log-prob per id");
+    pub fn push_call(&mut self, ids: &[i64], logp: Option<&[f32]>) {
         self.turns += 1;
-        for (&id, &lp) in ids.iter().zip(logp) {
-            self.ids.push(id);
-            self.owner.push(1);
-            self.turn.push(self.turns as i64);
-            self.logp.push(lp);
+        self.ids.extend(ids);
+        self.owner.extend(ids.iter().map(|_| 1));
+        self.turn.extend(ids.iter().map(|_| self.turns as i64));
+        match (&mut self.logp, logp) {
+            (Some(stored), Some(new)) => {
+                assert_eq!(ids.len(), new.len(), "push_call: one log-prob per id");
+                stored.extend(new);
+            }
+            (stored, _) => *stored = None, // not sampled by a model: no log-probs at all
         }
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:303
-/// Append a call, step the environment with its decoded text, append the observation -> Some(obs) while the episode goes on.
-pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, call: &[i64], logp: &[f32], opts: &RolloutOptions) -> Option<String> {
+// generated from book/src/05-trajectories-and-templates.md:365
+/// Append a call, step the environment with its decoded text, append the observation
+/// -> Some(observation text) while the episode goes on.
+pub fn step_episode(
+    episode: &mut Episode,
+    env: &mut dyn Env,
+    tok: &Tokenizer,
+    call: &[i64],
+    logp: Option<&[f32]>,
+    opts: RolloutOptions,
+) -> Option<String> {
     episode.push_call(call, logp);
     let step = env.step(&tok.decode(call));
     episode.info = step.info;
@@ -240,7 +267,7 @@ pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, c
         return None;
     }
     let obs = tok.encode_obs(&step.obs);
-    if episode.turns >= opts.max_turns || episode.ids.len() + obs.len() + opts.max_call_tokens > opts.max_len {
+    if episode.ids.len() + obs.len() + opts.max_call_tokens > opts.max_len {
         episode.truncated = true; // no room for the next call: the episode is cut, reward 0
         return None;
     }
@@ -248,15 +275,19 @@ pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, c
     Some(step.obs)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:321
+// generated from book/src/05-trajectories-and-templates.md:397
+use tch::{Kind, Tensor};
+
+// generated from book/src/05-trajectories-and-templates.md:399
 /// One episode: ids [T]; action_mask, sample_logp [T-1] aligned to ids[1:]; owner, turn [T].
+#[derive(Debug)]
 pub struct Trajectory {
     /// Token ids, Int64 [T].
     pub ids: Tensor,
     /// 1.0 where ids[t+1] was chosen by the policy, Float [T-1].
     pub action_mask: Tensor,
-    /// Sampling log-prob of ids[t+1] (0 off the mask), Float [T-1].
-    pub sample_logp: Tensor,
+    /// Sampling log-prob of ids[t+1] (0 off the mask), Float [T-1]; None if not model-sampled.
+    pub sample_logp: Option<Tensor>,
     /// 1 = policy, 0 = template or environment, Int64 [T].
     pub owner: Tensor,
     /// Turn of each token, Int64 [T].
@@ -266,14 +297,31 @@ pub struct Trajectory {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:338
+// generated from book/src/05-trajectories-and-templates.md:417
+/// A copy sharing the (never mutated) tensors.
+impl Clone for Trajectory {
+    fn clone(&self) -> Self {
+        Trajectory {
+            ids: self.ids.shallow_clone(),
+            action_mask: self.action_mask.shallow_clone(),
+            sample_logp: self.sample_logp.as_ref().map(Tensor::shallow_clone),
+            owner: self.owner.shallow_clone(),
+            turn: self.turn.shallow_clone(),
+            reward: self.reward,
+            info: self.info.clone(),
+            truncated: self.truncated,
+        }
+    }
+}
+
+// generated from book/src/05-trajectories-and-templates.md:433
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
     let owner = Tensor::from_slice(&episode.owner); // [T]
     Trajectory {
         ids: Tensor::from_slice(&episode.ids),
         action_mask: owner.narrow(0, 1, owner.size()[0] - 1).to_kind(Kind::Float), // [T-1]
-        sample_logp: Tensor::from_slice(&episode.logp[1..]), // [T-1]
+        sample_logp: episode.logp.as_ref().map(|logp| Tensor::from_slice(&logp[1..])), // [T-1]
         owner,
         turn: Tensor::from_slice(&episode.turn),
         reward: episode.reward,
@@ -282,99 +330,189 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:353
-/// Encode a text policy's episode through the same token path; sample_logp is 0 (not a model).
-pub fn scripted_rollout(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn Env, task: &Task, tok: &Tokenizer, opts: &RolloutOptions) -> Trajectory {
+// generated from book/src/05-trajectories-and-templates.md:458
+/// Encode a text policy's episode through the same token path; no log-probs (not a model).
+pub fn scripted_rollout(
+    policy: &mut dyn FnMut(&str) -> String,
+    env: &mut dyn Env,
+    task: &Task,
+    tok: &Tokenizer,
+    opts: RolloutOptions,
+) -> Trajectory {
     let mut obs = env.reset(task);
     let mut episode = Episode::start(tok, &obs);
     loop {
         let call = tok.encode(&policy(&obs));
-        match step_episode(&mut episode, env, tok, &call, &vec![0.0; call.len()], opts) {
+        match step_episode(&mut episode, env, tok, &call, None, opts) {
             Some(next) => obs = next,
             None => return make_trajectory(&episode),
         }
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:366
-/// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask of the token, word.
+// generated from book/src/05-trajectories-and-templates.md:477
+/// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask, word.
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
-    let ids = Vec::<i64>::try_from(&traj.ids).unwrap();
-    let owner = Vec::<i64>::try_from(&traj.owner).unwrap();
-    let turn = Vec::<i64>::try_from(&traj.turn).unwrap();
+    let column = |t: &Tensor| Vec::<i64>::try_from(t).unwrap();
+    let (ids, owner, turn) = (column(&traj.ids), column(&traj.owner), column(&traj.turn));
     let mask = Vec::<f32>::try_from(&traj.action_mask).unwrap();
     let mut lines = vec!["  t  who turn m[t-1] token".to_string()];
     for t in 0..ids.len() {
         let m = if t == 0 { "-".to_string() } else { format!("{}", mask[t - 1]) };
         let who = if owner[t] == 1 { "P" } else { "." };
-        lines.push(format!("{t:>3}  {who:^3} {:>4} {m:>6} {}", turn[t], tok.vocab[ids[t] as usize]));
+        let word = tok.vocab.get(ids[t] as usize).map_or("<id outside vocab>", |w| w.as_str());
+        lines.push(format!("{t:>3}  {who:^3} {:>4} {m:>6} {word}", turn[t]));
     }
     lines.join("\n")
 }
 
-// generated from book/src/05-trajectories-and-templates.md:506
-use rand::{Rng, SeedableRng};
-
-// generated from book/src/05-trajectories-and-templates.md:507
-use std::sync::atomic::{AtomicU64, Ordering};
-
-// generated from book/src/05-trajectories-and-templates.md:510
-/// Forward passes made by the rollouts of this chapter, a cost count (never a time).
-pub static ROLLOUT_FORWARDS: AtomicU64 = AtomicU64::new(0);
-
-// generated from book/src/05-trajectories-and-templates.md:512
-/// Token positions those forwards processed (B * T summed over forwards, padding included).
-pub static ROLLOUT_POSITIONS: AtomicU64 = AtomicU64::new(0);
-
-// generated from book/src/05-trajectories-and-templates.md:515
-/// Next-token logits at the last position of every row: ids [B, L], lens [B] -> [B, V]; counts one forward.
-pub fn last_logits(model: &TinyAgent, ids: &Tensor, lens: &[i64]) -> Tensor {
-    let (b, l) = ids.size2().unwrap();
-    ROLLOUT_FORWARDS.fetch_add(1, Ordering::Relaxed);
-    ROLLOUT_POSITIONS.fetch_add((b * l) as u64, Ordering::Relaxed);
-    let logits = tch::no_grad(|| model.forward(ids)); // [B, L, V]
-    let last = Tensor::from_slice(lens) - 1; // [B]
-    let v = logits.size()[2];
-    logits.gather(1, &last.view([b, 1, 1]).expand([b, 1, v], false), false).squeeze_dim(1) // [B, V]
+// generated from book/src/05-trajectories-and-templates.md:630
+/// What a rollout cost, as counts (never times): model calls, positions they processed
+/// (padding included), tokens sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RolloutStats {
+    pub forwards: u64,
+    pub positions: u64,
+    pub sampled: u64,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:526
-/// Sample one call after prefix ids -> (call ids, sampling log-probs); stops at `</call>` or `max_call_tokens`.
-pub fn generate_call(model: &TinyAgent, ids: &[i64], tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> (Vec<i64>, Vec<f32>) {
-    assert!(tok.vocab_size() <= model.cfg.vocab_size, "generate_call: tokenizer larger than the model's vocabulary");
-    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
-    let (mut call, mut logp) = (vec![], vec![]);
-    while call.len() < opts.max_call_tokens && ids.len() + call.len() < model.cfg.max_len as usize {
-        let prefix = [ids, &call[..]].concat();
-        let logits = last_logits(model, &Tensor::from_slice(&prefix).unsqueeze(0), &[prefix.len() as i64]); // [1, V]
-        let (id, lp) = sample_next(&logits, sampling, rng);
-        call.push(id.int64_value(&[0]));
-        logp.push(lp.double_value(&[0]) as f32);
-        if *call.last().unwrap() == END_CALL_ID {
-            break;
-        }
-    }
-    (call, logp)
-}
-
-// generated from book/src/05-trajectories-and-templates.md:544
-/// Sample one episode token-in/token-out -> Trajectory (ids, action_mask, sample_logp, reward, info).
-pub fn rollout(model: &TinyAgent, env: &mut dyn Env, task: &Task, tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> Trajectory {
-    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout: max_len exceeds the model's context");
-    let mut episode = Episode::start(tok, &env.reset(task));
-    loop {
-        let (call, logp) = generate_call(model, &episode.ids, tok, opts, rng);
-        if step_episode(&mut episode, env, tok, &call, &logp, opts).is_none() {
-            return make_trajectory(&episode);
-        }
+// generated from book/src/05-trajectories-and-templates.md:639
+/// Add another rollout's counts.
+impl std::ops::AddAssign for RolloutStats {
+    fn add_assign(&mut self, other: Self) {
+        self.forwards += other.forwards;
+        self.positions += other.positions;
+        self.sampled += other.sampled;
     }
 }
 
 // generated from book/src/05-trajectories-and-templates.md:648
-/// Right-pad 1-D tensors to a common length -> [B, length] (of the rows' kind).
-pub fn pad_rows(rows: &[Tensor], length: i64, value: f64) -> Tensor {
-    let kind = rows.first().map_or(Kind::Int64, |r| r.kind());
-    let out = Tensor::full([rows.len() as i64, length], value, (kind, tch::Device::Cpu)); // [B, length]
+/// Tokens of the episode and its unfinished call that a cache holding `seen` of them lacks.
+pub fn unseen(episode: &Episode, call: &[i64], seen: usize) -> Vec<i64> {
+    episode.ids.iter().chain(call).skip(seen).copied().collect()
+}
+
+// generated from book/src/05-trajectories-and-templates.md:653
+/// One model call on each row's new tokens -> next-token logits [B, V], counted in `stats`.
+pub fn decode_step(
+    model: &TinyAgent,
+    cache: &mut KvCache,
+    new: &[Vec<i64>],
+    stats: &mut RolloutStats,
+) -> Tensor {
+    stats.forwards += 1;
+    stats.positions += (new.len() * new.iter().map(Vec::len).max().unwrap_or(0)) as u64;
+    tch::no_grad(|| model.extend(cache, new))
+}
+
+// generated from book/src/05-trajectories-and-templates.md:665
+/// Whether a call ends after `id`: `</call>` was written or the call reached its cap.
+pub fn call_ends(id: i64, call_len: usize, opts: RolloutOptions) -> bool {
+    id == END_CALL_ID || call_len >= opts.max_call_tokens
+}
+
+// generated from book/src/05-trajectories-and-templates.md:676
+use rand_chacha::ChaCha8Rng;
+
+// generated from book/src/05-trajectories-and-templates.md:678
+/// Sample one episode token-in/token-out -> (Trajectory, its cost counts).
+pub fn rollout(
+    model: &TinyAgent,
+    env: &mut dyn Env,
+    task: &Task,
+    tok: &Tokenizer,
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+) -> (Trajectory, RolloutStats) {
+    assert!(tok.vocab_size() <= model.cfg.vocab_size, "rollout: tokenizer larger than the model");
+    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout: max_len exceeds the context");
+    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
+    let mut episode = Episode::start(tok, &env.reset(task));
+    assert!(episode.ids.len() + opts.max_call_tokens <= opts.max_len, "rollout: prompt too long");
+    let (mut cache, mut stats) = (KvCache::new(model, 1), RolloutStats::default());
+    let (mut call, mut logp, mut seen) = (vec![], vec![], 0);
+    loop {
+        let new = unseen(&episode, &call, seen);
+        seen += new.len();
+        let logits = decode_step(model, &mut cache, &[new], &mut stats); // [1, V]
+        let (id, lp) = sample_next(&logits, sampling, rng);
+        call.push(id.int64_value(&[0]));
+        logp.push(lp.double_value(&[0]) as f32);
+        stats.sampled += 1;
+        if call_ends(call[call.len() - 1], call.len(), opts) {
+            let (call, logp) = (std::mem::take(&mut call), std::mem::take(&mut logp));
+            if step_episode(&mut episode, env, tok, &call, Some(&logp), opts).is_none() {
+                return (make_trajectory(&episode), stats);
+            }
+        }
+    }
+}
+
+// generated from book/src/05-trajectories-and-templates.md:825
+use rand::{Rng, SeedableRng};
+
+// generated from book/src/05-trajectories-and-templates.md:828
+/// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
+/// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
+/// so it equals `rollout` called with that generator.
+pub fn rollout_batch<E: Env>(
+    model: &TinyAgent,
+    envs: &mut [E],
+    tasks: &[Task],
+    tok: &Tokenizer,
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+) -> (Vec<Trajectory>, RolloutStats) {
+    assert_eq!(envs.len(), tasks.len(), "rollout_batch: one environment per task");
+    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout_batch: max_len exceeds the context");
+    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
+    let mut rngs: Vec<ChaCha8Rng> =
+        tasks.iter().map(|_| ChaCha8Rng::seed_from_u64(rng.gen())).collect();
+    let mut episodes: Vec<Episode> = envs
+        .iter_mut()
+        .zip(tasks)
+        .map(|(env, task)| Episode::start(tok, &env.reset(task)))
+        .collect();
+    let mut calls: Vec<(Vec<i64>, Vec<f32>)> = vec![Default::default(); tasks.len()];
+    let mut seen = vec![0; tasks.len()];
+    let mut rows: Vec<usize> = (0..tasks.len()).collect(); // running episodes = the cache's rows
+    let (mut cache, mut stats) = (KvCache::new(model, rows.len()), RolloutStats::default());
+    while !rows.is_empty() {
+        let new: Vec<Vec<i64>> =
+            rows.iter().map(|&i| unseen(&episodes[i], &calls[i].0, seen[i])).collect();
+        rows.iter().zip(&new).for_each(|(&i, n)| seen[i] += n.len());
+        let logits = decode_step(model, &mut cache, &new, &mut stats); // [rows, V]
+        let u: Vec<f64> = rows.iter().map(|&i| rngs[i].gen()).collect(); // each row's own stream
+        let (ids, logps) = sample_with_uniforms(&logits, sampling, &u); // [rows], [rows]
+        let (ids, logps) =
+            (Vec::<i64>::try_from(&ids).unwrap(), Vec::<f32>::try_from(&logps).unwrap());
+        stats.sampled += rows.len() as u64;
+        let mut running = vec![];
+        for (r, &i) in rows.iter().enumerate() {
+            calls[i].0.push(ids[r]);
+            calls[i].1.push(logps[r]);
+            let finished = call_ends(ids[r], calls[i].0.len(), opts) && {
+                let (call, logp) = std::mem::take(&mut calls[i]);
+                step_episode(&mut episodes[i], &mut envs[i], tok, &call, Some(&logp), opts)
+                    .is_none()
+            };
+            if !finished {
+                running.push(r);
+            }
+        }
+        if running.len() < rows.len() {
+            cache.keep_rows(&running);
+            rows = running.iter().map(|&r| rows[r]).collect();
+        }
+    }
+    (episodes.iter().map(make_trajectory).collect(), stats)
+}
+
+// generated from book/src/05-trajectories-and-templates.md:983
+/// Right-pad 1-D tensors to a common length -> [B, length] of `kind`, on the rows' device.
+pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor {
+    let device = rows.first().map_or(tch::Device::Cpu, |r| r.device());
+    let out = Tensor::full([rows.len() as i64, length], value, (kind, device)); // [B, length]
     for (i, row) in rows.iter().enumerate() {
         let n = row.size()[0];
         assert!(n <= length, "pad_rows: a row of {n} is longer than {length}");
@@ -383,46 +521,9 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64) -> Tensor {
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md:660
-/// Sample len(tasks) episodes in lockstep (one forward per token step) -> list of Trajectory.
-///
-/// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`, so it
-/// equals `rollout` called with that generator.
-pub fn rollout_batch<E: Env>(model: &TinyAgent, envs: &mut [E], tasks: &[Task], tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> Vec<Trajectory> {
-    assert_eq!(envs.len(), tasks.len(), "rollout_batch: one environment per task");
-    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout_batch: max_len exceeds the model's context");
-    let n = tasks.len();
-    let mut rngs: Vec<ChaCha8Rng> = (0..n).map(|_| ChaCha8Rng::seed_from_u64(rng.gen())).collect();
-    let mut episodes: Vec<Episode> = (0..n).map(|i| Episode::start(tok, &envs[i].reset(&tasks[i]))).collect();
-    let mut calls: Vec<(Vec<i64>, Vec<f32>)> = vec![(vec![], vec![]); n];
-    let mut active: Vec<bool> = vec![true; n];
-    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
-    loop {
-        let rows: Vec<usize> = (0..n).filter(|&i| active[i]).collect();
-        if rows.is_empty() {
-            break;
-        }
-        let prefixes: Vec<Vec<i64>> = rows.iter().map(|&i| [&episodes[i].ids[..], &calls[i].0[..]].concat()).collect();
-        let lens: Vec<i64> = prefixes.iter().map(|p| p.len() as i64).collect();
-        let padded = pad_rows(&prefixes.iter().map(|p| Tensor::from_slice(p)).collect::<Vec<_>>(), *lens.iter().max().unwrap(), PAD_ID as f64);
-        let logits = last_logits(model, &padded, &lens); // [B_active, V]
-        for (r, &i) in rows.iter().enumerate() {
-            let (id, lp) = sample_next(&logits.narrow(0, r as i64, 1), sampling, &mut rngs[i]);
-            let id = id.int64_value(&[0]);
-            calls[i].0.push(id);
-            calls[i].1.push(lp.double_value(&[0]) as f32);
-            let full = lens[r] as usize + 1 >= model.cfg.max_len as usize;
-            if id == END_CALL_ID || calls[i].0.len() >= opts.max_call_tokens || full {
-                let (call, logp) = std::mem::take(&mut calls[i]);
-                active[i] = step_episode(&mut episodes[i], &mut envs[i], tok, &call, &logp, opts).is_some();
-            }
-        }
-    }
-    episodes.iter().map(make_trajectory).collect()
-}
-
-// generated from book/src/05-trajectories-and-templates.md:784
+// generated from book/src/05-trajectories-and-templates.md:995
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
+#[derive(Debug)]
 pub struct Batch {
     /// Int64 [B, T], `pad_id` after each trajectory's end.
     pub ids: Tensor,
@@ -430,25 +531,31 @@ pub struct Batch {
     pub attention_mask: Tensor,
     /// Float [B, T-1], aligned to ids[:, 1:]: 1.0 where the policy chose the token.
     pub action_mask: Tensor,
-    /// Float [B, T-1]: sampling log-probs, 0 off the mask.
-    pub sample_logp: Tensor,
+    /// Float [B, T-1]: sampling log-probs, 0 off the mask; None unless every row has them.
+    pub sample_logp: Option<Tensor>,
     /// Int64 [B, T-1]: turn of ids[:, 1:], -1 on padding.
     pub turn_ids: Tensor,
     /// Float [B].
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:800
-/// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids [B, T-1]; rewards [B].
-pub fn collate(trajs: &[Trajectory], pad_id: i64) -> Batch {
+// generated from book/src/05-trajectories-and-templates.md:1021
+/// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids
+/// [B, T-1]; rewards [B].
+pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64) -> Batch {
+    let trajs: Vec<&Trajectory> = trajs.into_iter().collect();
     let t = trajs.iter().map(|tr| tr.ids.size()[0]).max().unwrap_or(1);
-    let field = |f: &dyn Fn(&Trajectory) -> Tensor, length: i64, value: f64| pad_rows(&trajs.iter().map(f).collect::<Vec<_>>(), length, value);
+    let pad = |f: &dyn Fn(&Trajectory) -> Tensor, length: i64, value: f64, kind: Kind| {
+        pad_rows(&trajs.iter().map(|tr| f(tr)).collect::<Vec<_>>(), length, value, kind)
+    };
+    let all_sampled = trajs.iter().all(|tr| tr.sample_logp.is_some());
+    let logp = |tr: &Trajectory| tr.sample_logp.as_ref().unwrap().shallow_clone();
     Batch {
-        ids: field(&|tr| tr.ids.shallow_clone(), t, pad_id as f64),
-        attention_mask: field(&|tr| tr.ids.ones_like().to_kind(Kind::Float), t, 0.0),
-        action_mask: field(&|tr| tr.action_mask.shallow_clone(), t - 1, 0.0),
-        sample_logp: field(&|tr| tr.sample_logp.shallow_clone(), t - 1, 0.0),
-        turn_ids: field(&|tr| tr.turn.narrow(0, 1, tr.turn.size()[0] - 1), t - 1, -1.0),
+        ids: pad(&|tr| tr.ids.shallow_clone(), t, pad_id as f64, Kind::Int64),
+        attention_mask: pad(&|tr| tr.ids.ones_like(), t, 0.0, Kind::Float),
+        action_mask: pad(&|tr| tr.action_mask.shallow_clone(), t - 1, 0.0, Kind::Float),
+        sample_logp: all_sampled.then(|| pad(&logp, t - 1, 0.0, Kind::Float)),
+        turn_ids: pad(&|tr| tr.turn.narrow(0, 1, tr.turn.size()[0] - 1), t - 1, -1.0, Kind::Int64),
         rewards: Tensor::from_slice(&trajs.iter().map(|tr| tr.reward as f32).collect::<Vec<_>>()),
     }
 }
