@@ -448,10 +448,10 @@ pub fn rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:825
+// generated from book/src/05-trajectories-and-templates.md:829
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/05-trajectories-and-templates.md:828
+// generated from book/src/05-trajectories-and-templates.md:832
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
 /// so it equals `rollout` called with that generator.
@@ -508,7 +508,7 @@ pub fn rollout_batch<E: Env>(
     (episodes.iter().map(make_trajectory).collect(), stats)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:983
+// generated from book/src/05-trajectories-and-templates.md:998
 /// Right-pad 1-D tensors to a common length -> [B, length] of `kind`, on the rows' device.
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor {
     let device = rows.first().map_or(tch::Device::Cpu, |r| r.device());
@@ -521,7 +521,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor 
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md:995
+// generated from book/src/05-trajectories-and-templates.md:1010
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 #[derive(Debug)]
 pub struct Batch {
@@ -539,7 +539,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:1021
+// generated from book/src/05-trajectories-and-templates.md:1036
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids
 /// [B, T-1]; rewards [B].
 pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64) -> Batch {
