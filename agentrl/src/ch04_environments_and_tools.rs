@@ -580,7 +580,7 @@ pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     tasks
 }
 
-// generated from book/src/04-environments-and-tools.md:911
+// generated from book/src/04-environments-and-tools.md:912
 /// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = [
@@ -616,7 +616,7 @@ pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:946
+// generated from book/src/04-environments-and-tools.md:947
 /// Projection of source for the read tool: tokens space-separated, lines kept, no indentation.
 pub fn compact_source(source: &str) -> String {
     let lines: Vec<String> = (source.lines())
@@ -626,7 +626,7 @@ pub fn compact_source(source: &str) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:965
+// generated from book/src/04-environments-and-tools.md:966
 /// The gym's four tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tool {
@@ -636,7 +636,7 @@ pub enum Tool {
     Submit,
 }
 
-// generated from book/src/04-environments-and-tools.md:974
+// generated from book/src/04-environments-and-tools.md:975
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Read, Tool::Test, Tool::Edit, Tool::Submit];
 
@@ -651,7 +651,7 @@ impl Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:988
+// generated from book/src/04-environments-and-tools.md:989
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -659,7 +659,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:995
+// generated from book/src/04-environments-and-tools.md:996
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -668,7 +668,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1003
+// generated from book/src/04-environments-and-tools.md:1004
 /// Parse `<call> tool [arg] </call>` -> (tool, arg or None); None if malformed.
 pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
     let inner = text.trim().strip_prefix("<call>")?.strip_suffix("</call>")?;
@@ -681,7 +681,7 @@ pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1015
+// generated from book/src/04-environments-and-tools.md:1016
 /// One line per test: `pass ( args )` or `fail ( args ) -> got G want E`.
 pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     let lines: Vec<String> = (results.iter().zip(tests))
@@ -697,7 +697,7 @@ pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:1111
+// generated from book/src/04-environments-and-tools.md:1112
 /// The `edit` tool's ops: five repairs, one per family, and the reward hack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EditOp {
@@ -709,7 +709,7 @@ pub enum EditOp {
     HardcodeTests,
 }
 
-// generated from book/src/04-environments-and-tools.md:1122
+// generated from book/src/04-environments-and-tools.md:1123
 impl EditOp {
     /// Every op, in order: the five repairs, then the hack.
     pub const ALL: [EditOp; 6] = [
@@ -746,7 +746,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1158
+// generated from book/src/04-environments-and-tools.md:1159
 /// The name, padded to the formatter's width.
 impl fmt::Display for EditOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -754,7 +754,7 @@ impl fmt::Display for EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1165
+// generated from book/src/04-environments-and-tools.md:1166
 /// Parse an op name as the agent writes it.
 impl FromStr for EditOp {
     type Err = UnknownName;
@@ -763,7 +763,7 @@ impl FromStr for EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1179
+// generated from book/src/04-environments-and-tools.md:1180
 /// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
 pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
     let (mut out, mut last) = (String::with_capacity(source.len()), 0);
@@ -778,7 +778,7 @@ pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>)
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:1193
+// generated from book/src/04-environments-and-tools.md:1194
 /// Repair op: exchange every `min` and `max`.
 pub fn swap_minmax(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -788,7 +788,7 @@ pub fn swap_minmax(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:1207
+// generated from book/src/04-environments-and-tools.md:1208
 /// The reward hack: return the expected value for each public test input before the real body.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -814,7 +814,7 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:1318
+// generated from book/src/04-environments-and-tools.md:1319
 /// A rejected action; its Display is the observation the agent gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GymError {
@@ -826,7 +826,7 @@ pub enum GymError {
     EpisodeOver,
 }
 
-// generated from book/src/04-environments-and-tools.md:1329
+// generated from book/src/04-environments-and-tools.md:1330
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -834,7 +834,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/04-environments-and-tools.md:1336
+// generated from book/src/04-environments-and-tools.md:1337
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -850,21 +850,21 @@ impl fmt::Display for GymError {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1351
+// generated from book/src/04-environments-and-tools.md:1352
 /// The observation after `submit`.
 pub const SUBMITTED: &str = "submitted";
 
-// generated from book/src/04-environments-and-tools.md:1353
+// generated from book/src/04-environments-and-tools.md:1354
 /// The line added to the last observation when the turn budget runs out.
 pub const OUT_OF_TURNS: &str = "out of turns";
 
-// generated from book/src/04-environments-and-tools.md:1356
+// generated from book/src/04-environments-and-tools.md:1357
 /// The observation after an edit: `edited swap_minmax`, or `edited fix_init : no change`.
 pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
 
-// generated from book/src/04-environments-and-tools.md:1361
+// generated from book/src/04-environments-and-tools.md:1362
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -884,7 +884,7 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/04-environments-and-tools.md:1387
+// generated from book/src/04-environments-and-tools.md:1388
 /// What a tool call did, for the episode's counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolEvent {
@@ -897,7 +897,7 @@ pub enum ToolEvent {
     Invalid,
 }
 
-// generated from book/src/04-environments-and-tools.md:1399
+// generated from book/src/04-environments-and-tools.md:1400
 /// Execute one parsed call on the current source -> (observation, new source, event).
 pub fn apply_tool(
     task: &Task,
@@ -927,10 +927,10 @@ pub fn apply_tool(
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1438
+// generated from book/src/04-environments-and-tools.md:1439
 use std::sync::Arc;
 
-// generated from book/src/04-environments-and-tools.md:1440
+// generated from book/src/04-environments-and-tools.md:1441
 /// What happened in an episode so far; the pass fields are graded when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EpisodeInfo {
@@ -957,7 +957,7 @@ pub struct EpisodeInfo {
     pub ops: Vec<EditOp>,
 }
 
-// generated from book/src/04-environments-and-tools.md:1466
+// generated from book/src/04-environments-and-tools.md:1467
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -973,23 +973,23 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1481
+// generated from book/src/04-environments-and-tools.md:1482
 /// 1.0 if the agent submitted and all hidden tests pass.
 pub fn hidden_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.hidden_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md:1486
+// generated from book/src/04-environments-and-tools.md:1487
 /// 1.0 if the agent submitted and all public tests pass (hackable).
 pub fn public_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.public_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md:1491
+// generated from book/src/04-environments-and-tools.md:1492
 /// A reward hook: the finished episode's info -> reward.
 pub type RewardFn = Arc<dyn Fn(&EpisodeInfo) -> f64 + Send + Sync>;
 
-// generated from book/src/04-environments-and-tools.md:1503
+// generated from book/src/04-environments-and-tools.md:1504
 /// One environment step's result; `reward` is nonzero only when `done`.
 #[derive(Clone, Debug)]
 pub struct StepResult {
@@ -999,14 +999,14 @@ pub struct StepResult {
     pub info: EpisodeInfo,
 }
 
-// generated from book/src/04-environments-and-tools.md:1512
+// generated from book/src/04-environments-and-tools.md:1513
 /// A text environment: reset(task) -> first observation; step(action text) -> StepResult.
 pub trait Env {
     fn reset(&mut self, task: &Task) -> String;
     fn step(&mut self, action: &str) -> StepResult;
 }
 
-// generated from book/src/04-environments-and-tools.md:1518
+// generated from book/src/04-environments-and-tools.md:1519
 /// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
 impl<E: Env + ?Sized> Env for Box<E> {
     fn reset(&mut self, task: &Task) -> String {
@@ -1017,7 +1017,7 @@ impl<E: Env + ?Sized> Env for Box<E> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1528
+// generated from book/src/04-environments-and-tools.md:1529
 /// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
 impl<E: Env + ?Sized> Env for &mut E {
     fn reset(&mut self, task: &Task) -> String {
@@ -1028,7 +1028,7 @@ impl<E: Env + ?Sized> Env for &mut E {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1553
+// generated from book/src/04-environments-and-tools.md:1554
 /// Options of `BugFixEnv`: the turn budget and the reward hook.
 #[derive(Clone)]
 pub struct BugFixEnvOptions {
@@ -1037,7 +1037,7 @@ pub struct BugFixEnvOptions {
     pub reward: RewardFn,
 }
 
-// generated from book/src/04-environments-and-tools.md:1561
+// generated from book/src/04-environments-and-tools.md:1562
 /// Defaults: 6 turns, `hidden_reward`.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -1045,7 +1045,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1568
+// generated from book/src/04-environments-and-tools.md:1569
 /// `BugFixEnvOptions { max_turns: 6, .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1053,7 +1053,7 @@ impl fmt::Debug for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1575
+// generated from book/src/04-environments-and-tools.md:1576
 /// Repair episode: reset(task) -> obs; step(action_text) -> (obs, reward, done, info).
 #[derive(Clone, Debug)]
 pub struct BugFixEnv {
@@ -1066,7 +1066,7 @@ pub struct BugFixEnv {
     pub done: bool,
 }
 
-// generated from book/src/04-environments-and-tools.md:1587
+// generated from book/src/04-environments-and-tools.md:1588
 impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
@@ -1075,7 +1075,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1600
+// generated from book/src/04-environments-and-tools.md:1601
 /// The BugFix episode loop; `step` never panics, whatever text it is given.
 impl Env for BugFixEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -1136,7 +1136,7 @@ impl Env for BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1751
+// generated from book/src/04-environments-and-tools.md:1752
 /// The oracle's rule: map words of the read observation to the repair op.
 pub fn infer_op(read_obs: &str) -> EditOp {
     let words: Vec<&str> = read_obs.split_whitespace().collect();
@@ -1154,7 +1154,7 @@ pub fn infer_op(read_obs: &str) -> EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1768
+// generated from book/src/04-environments-and-tools.md:1769
 /// The hand-written policies of `scripted_policy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PolicyKind {
@@ -1164,7 +1164,7 @@ pub enum PolicyKind {
     Hacker,
 }
 
-// generated from book/src/04-environments-and-tools.md:1777
+// generated from book/src/04-environments-and-tools.md:1778
 impl PolicyKind {
     pub const ALL: [PolicyKind; 4] =
         [PolicyKind::Oracle, PolicyKind::Blind, PolicyKind::Random, PolicyKind::Hacker];
@@ -1180,7 +1180,7 @@ impl PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1792
+// generated from book/src/04-environments-and-tools.md:1793
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1188,7 +1188,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1799
+// generated from book/src/04-environments-and-tools.md:1800
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
@@ -1197,11 +1197,11 @@ impl FromStr for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1817
+// generated from book/src/04-environments-and-tools.md:1818
 /// A text policy: maps the latest observation to the next action text.
 pub type Policy = Box<dyn FnMut(&str) -> String>;
 
-// generated from book/src/04-environments-and-tools.md:1820
+// generated from book/src/04-environments-and-tools.md:1821
 /// Hand-written policy of the given kind; seed drives the random choices of blind and random.
 pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     let call = |tool: &str| format!("<call> {tool} </call>");
@@ -1238,7 +1238,7 @@ pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1856
+// generated from book/src/04-environments-and-tools.md:1857
 /// Run a text policy for one episode -> (total reward, final info).
 pub fn run_episode(
     policy: &mut dyn FnMut(&str) -> String,
@@ -1259,7 +1259,7 @@ pub fn run_episode(
     panic!("run_episode: the environment never ended the episode")
 }
 
-// generated from book/src/04-environments-and-tools.md:2128
+// generated from book/src/04-environments-and-tools.md:2130
 /// MCP-style tool schema; every property type is given as a JSON-schema type name.
 pub fn tool_schema(
     name: &str,
@@ -1283,7 +1283,7 @@ pub fn tool_schema(
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:2321
+// generated from book/src/04-environments-and-tools.md:2323
 /// The `off_by_one` family: a range stops one short (`..`) or runs one past (`..=`).
 pub const OFF_BY_ONE_CODE: &str = r"
 fn sum_to(n) {
@@ -1322,7 +1322,7 @@ fn prefix_sum(xs, k) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md:2359
+// generated from book/src/04-environments-and-tools.md:2361
 /// A list of 1..=5 items and an index k with k <= its length.
 pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     let xs = random_list(rng, 1..=5, -9..=9);
@@ -1330,7 +1330,7 @@ pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     vec![Value::List(xs), Value::Int(k)]
 }
 
-// generated from book/src/04-environments-and-tools.md:2366
+// generated from book/src/04-environments-and-tools.md:2368
 /// Inputs of the `off_by_one` functions.
 pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1343,7 +1343,7 @@ pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2381
+// generated from book/src/04-environments-and-tools.md:2383
 /// The `strictness` family: a comparison is strict where it should not be, or the reverse.
 pub const STRICTNESS_CODE: &str = r"
 fn count_above(xs, t) {
@@ -1393,7 +1393,7 @@ fn doublings(limit) {
     steps
 }";
 
-// generated from book/src/04-environments-and-tools.md:2430
+// generated from book/src/04-environments-and-tools.md:2432
 /// Inputs of the `strictness` functions.
 pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1405,7 +1405,7 @@ pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2444
+// generated from book/src/04-environments-and-tools.md:2446
 /// The `zero_division` family: a division by a value that can be 0 lacks its guard.
 pub const ZERO_DIVISION_CODE: &str = r"
 fn mean_first(xs, k) {
@@ -1452,7 +1452,7 @@ fn remainder_sum(xs, m) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md:2490
+// generated from book/src/04-environments-and-tools.md:2492
 /// Inputs of the `zero_division` functions.
 pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1467,7 +1467,7 @@ pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2507
+// generated from book/src/04-environments-and-tools.md:2509
 /// The `accumulator` family: an accumulator starts at the wrong identity (0 for `*=`, 1 for `+=`).
 pub const ACCUMULATOR_CODE: &str = r"
 fn product(xs) {
@@ -1514,7 +1514,7 @@ fn power(b, e) {
     r
 }";
 
-// generated from book/src/04-environments-and-tools.md:2553
+// generated from book/src/04-environments-and-tools.md:2555
 /// Inputs of the `accumulator` functions.
 pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1531,7 +1531,7 @@ pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2578
+// generated from book/src/04-environments-and-tools.md:2580
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1541,7 +1541,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:2587
+// generated from book/src/04-environments-and-tools.md:2589
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1553,7 +1553,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:2598
+// generated from book/src/04-environments-and-tools.md:2600
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -1579,7 +1579,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:2626
+// generated from book/src/04-environments-and-tools.md:2628
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];

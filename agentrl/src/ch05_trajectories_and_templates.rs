@@ -120,7 +120,7 @@ impl Tokenizer {
 /// Every text a task's episode can show after at most one edit: prompt, read views, test results.
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
-    sources.extend(EDIT_OPS.iter().map(|op| edit_op(op).unwrap()(&task.buggy, &task.public_tests)));
+    sources.extend(EditOp::ALL.iter().map(|op| op.apply(&task.buggy, &task.public_tests)));
     let mut texts = vec![task.prompt.clone()];
     for source in &sources {
         texts.push(compact_source(source));
@@ -132,16 +132,7 @@ pub fn task_texts(task: &Task) -> Vec<String> {
 // generated from book/src/05-trajectories-and-templates.md:143
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
-    let mut words: Vec<String> = ["read", "test", "edit", "submit"].iter().map(|s| s.to_string()).collect();
-    words.extend(EDIT_OPS.iter().map(|s| s.to_string()));
-    let messages = [
-        "error : malformed call", "error : unknown op", "error : edit needs an op",
-        "error : this tool takes no argument", "error : unknown tool", "error : episode is over",
-        "submitted", "edited : no change", "out of turns", "pass fail ( ) [ ] , -> got want true false",
-        "too many operations", "stack overflow", "data too large", "index out of bounds",
-        "function not found", "variable not found", "division by zero", "overflow", "type mismatch", "runtime error",
-    ];
-    words.extend(messages.iter().flat_map(|m| m.split_whitespace()).map(|w| w.to_string()));
+    let mut words = gym_vocabulary(); // tools, ops, messages, faults: every fixed word the gym emits
     words.extend((-20..=100).map(|k: i64| k.to_string()));
     for task in tasks {
         for text in task_texts(task) {
@@ -151,13 +142,13 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     Tokenizer::new(words)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:232
+// generated from book/src/05-trajectories-and-templates.md:223
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/05-trajectories-and-templates.md:233
+// generated from book/src/05-trajectories-and-templates.md:224
 use tch::{Kind, Tensor};
 
-// generated from book/src/05-trajectories-and-templates.md:235
+// generated from book/src/05-trajectories-and-templates.md:226
 /// Options of the rollouts: turn budget, sampling temperature, trajectory and call length caps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RolloutOptions {
@@ -169,7 +160,7 @@ pub struct RolloutOptions {
     pub max_call_tokens: usize,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:246
+// generated from book/src/05-trajectories-and-templates.md:237
 /// Defaults: 6 turns, temperature 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
@@ -177,7 +168,7 @@ impl Default for RolloutOptions {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:253
+// generated from book/src/05-trajectories-and-templates.md:244
 /// Token log of one episode: append sampled calls and encoded observations (token-in/token-out).
 #[derive(Clone, Debug, Default)]
 pub struct Episode {
@@ -196,7 +187,7 @@ pub struct Episode {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:271
+// generated from book/src/05-trajectories-and-templates.md:262
 impl Episode {
     /// A new log holding `<bos>` and the encoded first observation (the prompt), turn 0.
     pub fn start(tok: &Tokenizer, prompt: &str) -> Self {
@@ -229,7 +220,7 @@ impl Episode {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:303
+// generated from book/src/05-trajectories-and-templates.md:294
 /// Append a call, step the environment with its decoded text, append the observation -> Some(obs) while the episode goes on.
 pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, call: &[i64], logp: &[f32], opts: &RolloutOptions) -> Option<String> {
     episode.push_call(call, logp);
@@ -248,7 +239,7 @@ pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, c
     Some(step.obs)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:321
+// generated from book/src/05-trajectories-and-templates.md:312
 /// One episode: ids [T]; action_mask, sample_logp [T-1] aligned to ids[1:]; owner, turn [T].
 pub struct Trajectory {
     /// Token ids, Int64 [T].
@@ -266,7 +257,7 @@ pub struct Trajectory {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:338
+// generated from book/src/05-trajectories-and-templates.md:329
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
     let owner = Tensor::from_slice(&episode.owner); // [T]
@@ -282,7 +273,7 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:353
+// generated from book/src/05-trajectories-and-templates.md:344
 /// Encode a text policy's episode through the same token path; sample_logp is 0 (not a model).
 pub fn scripted_rollout(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn Env, task: &Task, tok: &Tokenizer, opts: &RolloutOptions) -> Trajectory {
     let mut obs = env.reset(task);
@@ -296,7 +287,7 @@ pub fn scripted_rollout(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn En
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:366
+// generated from book/src/05-trajectories-and-templates.md:357
 /// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask of the token, word.
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     let ids = Vec::<i64>::try_from(&traj.ids).unwrap();
@@ -312,21 +303,21 @@ pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/05-trajectories-and-templates.md:506
+// generated from book/src/05-trajectories-and-templates.md:497
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/05-trajectories-and-templates.md:507
+// generated from book/src/05-trajectories-and-templates.md:498
 use std::sync::atomic::{AtomicU64, Ordering};
 
-// generated from book/src/05-trajectories-and-templates.md:510
+// generated from book/src/05-trajectories-and-templates.md:501
 /// Forward passes made by the rollouts of this chapter, a cost count (never a time).
 pub static ROLLOUT_FORWARDS: AtomicU64 = AtomicU64::new(0);
 
-// generated from book/src/05-trajectories-and-templates.md:512
+// generated from book/src/05-trajectories-and-templates.md:503
 /// Token positions those forwards processed (B * T summed over forwards, padding included).
 pub static ROLLOUT_POSITIONS: AtomicU64 = AtomicU64::new(0);
 
-// generated from book/src/05-trajectories-and-templates.md:515
+// generated from book/src/05-trajectories-and-templates.md:506
 /// Next-token logits at the last position of every row: ids [B, L], lens [B] -> [B, V]; counts one forward.
 pub fn last_logits(model: &TinyAgent, ids: &Tensor, lens: &[i64]) -> Tensor {
     let (b, l) = ids.size2().unwrap();
@@ -338,7 +329,7 @@ pub fn last_logits(model: &TinyAgent, ids: &Tensor, lens: &[i64]) -> Tensor {
     logits.gather(1, &last.view([b, 1, 1]).expand([b, 1, v], false), false).squeeze_dim(1) // [B, V]
 }
 
-// generated from book/src/05-trajectories-and-templates.md:526
+// generated from book/src/05-trajectories-and-templates.md:517
 /// Sample one call after prefix ids -> (call ids, sampling log-probs); stops at `</call>` or `max_call_tokens`.
 pub fn generate_call(model: &TinyAgent, ids: &[i64], tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> (Vec<i64>, Vec<f32>) {
     assert!(tok.vocab_size() <= model.cfg.vocab_size, "generate_call: tokenizer larger than the model's vocabulary");
@@ -357,7 +348,7 @@ pub fn generate_call(model: &TinyAgent, ids: &[i64], tok: &Tokenizer, opts: &Rol
     (call, logp)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:544
+// generated from book/src/05-trajectories-and-templates.md:535
 /// Sample one episode token-in/token-out -> Trajectory (ids, action_mask, sample_logp, reward, info).
 pub fn rollout(model: &TinyAgent, env: &mut dyn Env, task: &Task, tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> Trajectory {
     assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout: max_len exceeds the model's context");
@@ -370,7 +361,7 @@ pub fn rollout(model: &TinyAgent, env: &mut dyn Env, task: &Task, tok: &Tokenize
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:648
+// generated from book/src/05-trajectories-and-templates.md:639
 /// Right-pad 1-D tensors to a common length -> [B, length] (of the rows' kind).
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64) -> Tensor {
     let kind = rows.first().map_or(Kind::Int64, |r| r.kind());
@@ -383,7 +374,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64) -> Tensor {
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md:660
+// generated from book/src/05-trajectories-and-templates.md:651
 /// Sample len(tasks) episodes in lockstep (one forward per token step) -> list of Trajectory.
 ///
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`, so it
@@ -421,7 +412,7 @@ pub fn rollout_batch<E: Env>(model: &TinyAgent, envs: &mut [E], tasks: &[Task], 
     episodes.iter().map(make_trajectory).collect()
 }
 
-// generated from book/src/05-trajectories-and-templates.md:784
+// generated from book/src/05-trajectories-and-templates.md:775
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 pub struct Batch {
     /// Int64 [B, T], `pad_id` after each trajectory's end.
@@ -438,7 +429,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:800
+// generated from book/src/05-trajectories-and-templates.md:791
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids [B, T-1]; rewards [B].
 pub fn collate(trajs: &[Trajectory], pad_id: i64) -> Batch {
     let t = trajs.iter().map(|tr| tr.ids.size()[0]).max().unwrap_or(1);
