@@ -9,17 +9,9 @@ use std::fmt;
 // generated from book/src/02-rl-fundamentals.md:45
 /// A state of the repair MDP; `state as usize` is its id, and the last two are terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RepairState {
-    Unread,
-    Located,
-    Edited,
-    Guessed,
-    Passed,
-    Solved,
-    Failed,
-}
+pub enum RepairState { Unread, Located, Edited, Guessed, Passed, Solved, Failed }
 
-// generated from book/src/02-rl-fundamentals.md:57
+// generated from book/src/02-rl-fundamentals.md:49
 impl RepairState {
     /// Every state, in id order.
     pub const ALL: [RepairState; 7] = {
@@ -38,7 +30,7 @@ impl RepairState {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:75
+// generated from book/src/02-rl-fundamentals.md:67
 /// The name, padded to the formatter's width.
 impl fmt::Display for RepairState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -46,24 +38,19 @@ impl fmt::Display for RepairState {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:82
+// generated from book/src/02-rl-fundamentals.md:74
 /// An action of the repair MDP, one tool call; `action as usize` is its id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RepairAction {
-    Read,
-    Test,
-    Edit,
-    Submit,
-}
+pub enum RepairAction { Read, Test, Edit, Submit }
 
-// generated from book/src/02-rl-fundamentals.md:91
+// generated from book/src/02-rl-fundamentals.md:78
 impl RepairAction {
     /// Every action, in id order.
     pub const ALL: [RepairAction; 4] =
         [RepairAction::Read, RepairAction::Test, RepairAction::Edit, RepairAction::Submit];
 }
 
-// generated from book/src/02-rl-fundamentals.md:97
+// generated from book/src/02-rl-fundamentals.md:84
 /// The tool's name: `read`, `test`, `edit`, or `submit`.
 impl fmt::Display for RepairAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,7 +58,7 @@ impl fmt::Display for RepairAction {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:110
+// generated from book/src/02-rl-fundamentals.md:97
 /// Per action (read, test, edit, submit), the outcomes [(next_state, prob), …] of one state.
 /// A terminal state has no outcomes.
 pub fn repair_transitions(state: RepairState) -> [Vec<(RepairState, f64)>; 4] {
@@ -84,30 +71,37 @@ pub fn repair_transitions(state: RepairState) -> [Vec<(RepairState, f64)>; 4] {
         // each arm lists the outcomes of [read, test, edit, submit]
         Unread => [go(Located), go(Unread), go(Guessed), go(Failed)],
         Located => [go(Located), go(Located), go(Edited), go(Failed)],
-        Edited => [go(Edited), gamble(P_FIX, Passed, Located), go(Edited), gamble(P_FIX, Solved, Failed)],
-        Guessed => [go(Guessed), gamble(P_GUESS, Passed, Unread), go(Guessed), gamble(P_GUESS, Solved, Failed)],
+        Edited => {
+            [go(Edited), gamble(P_FIX, Passed, Located), go(Edited), gamble(P_FIX, Solved, Failed)]
+        }
+        Guessed => [
+            go(Guessed),
+            gamble(P_GUESS, Passed, Unread),
+            go(Guessed),
+            gamble(P_GUESS, Solved, Failed),
+        ],
         Passed => [go(Passed), go(Passed), go(Edited), go(Solved)],
         Solved | Failed => Default::default(),
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:168
+// generated from book/src/02-rl-fundamentals.md:162
 use tch::{Kind, Tensor};
 
-// generated from book/src/02-rl-fundamentals.md:170
+// generated from book/src/02-rl-fundamentals.md:164
 /// Options of `make_repair_mdp`: every action in a live state also earns `-step_cost`.
 #[derive(Clone, Copy, Debug)]
 pub struct RepairMdpOptions {
     pub step_cost: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:176
+// generated from book/src/02-rl-fundamentals.md:170
 /// Defaults: no step cost.
 impl Default for RepairMdpOptions {
     fn default() -> Self { Self { step_cost: 0.0 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:181
+// generated from book/src/02-rl-fundamentals.md:175
 /// Build the repair MDP: P [S, A, S] (terminal rows all zero) and R [S, A], float64.
 pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     let (ns, na) = (RepairState::ALL.len(), RepairAction::ALL.len());
@@ -131,7 +125,7 @@ pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     (p, r)
 }
 
-// generated from book/src/02-rl-fundamentals.md:259
+// generated from book/src/02-rl-fundamentals.md:253
 /// Discounted sum over the last axis: rewards [..., T] -> returns [...].
 pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     let t = *rewards.size().last().expect("rewards need a time axis");
@@ -140,7 +134,7 @@ pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     (rewards * weights).sum_dim_intlist(-1, false, rewards.kind())
 }
 
-// generated from book/src/02-rl-fundamentals.md:409
+// generated from book/src/02-rl-fundamentals.md:403
 /// Exact V^pi by linear solve. P [S, A, S], R [S, A], policy [S, A] -> V [S].
 pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) -> Tensor {
     let p_pi = Tensor::einsum("sa,sat->st", &[policy, p], None::<i64>); // [S, S]
@@ -149,7 +143,7 @@ pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) ->
     Tensor::linalg_solve(&(eye - p_pi * gamma), &r_pi, true) // (I - gamma P_pi) V = R_pi
 }
 
-// generated from book/src/02-rl-fundamentals.md:495
+// generated from book/src/02-rl-fundamentals.md:491
 /// Options of `value_iteration`: at most `iters` sweeps; stop once no value moves by `tol`.
 #[derive(Clone, Copy, Debug)]
 pub struct ValueIterationOptions {
@@ -157,15 +151,20 @@ pub struct ValueIterationOptions {
     pub tol: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:502
+// generated from book/src/02-rl-fundamentals.md:498
 /// Defaults: `iters = 10_000`, `tol = 1e-12`.
 impl Default for ValueIterationOptions {
     fn default() -> Self { Self { iters: 10_000, tol: 1e-12 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:507
+// generated from book/src/02-rl-fundamentals.md:503
 /// Optimal values and a greedy policy. P [S, A, S], R [S, A] -> (V* [S], actions [S]).
-pub fn value_iteration(p: &Tensor, r: &Tensor, gamma: f64, opts: ValueIterationOptions) -> (Tensor, Tensor) {
+pub fn value_iteration(
+    p: &Tensor,
+    r: &Tensor,
+    gamma: f64,
+    opts: ValueIterationOptions,
+) -> (Tensor, Tensor) {
     let mut v = Tensor::zeros([p.size()[0]], (Kind::Double, p.device())); // v: [S]
     for _ in 0..opts.iters {
         let q = r + p.matmul(&v) * gamma; // Bellman optimality backup, q: [S, A]
