@@ -4,63 +4,118 @@ use crate::*;
 use crate as arl;
 
 // generated from book/src/02-rl-fundamentals.md:43
-/// Names of the repair MDP's states, indexed by state id; the last two are terminal.
-pub const REPAIR_STATES: [&str; 7] =
-    ["unread", "located", "edited", "guessed", "passed", "solved", "failed"];
+use std::fmt;
 
-// generated from book/src/02-rl-fundamentals.md:47
-/// Names of the repair MDP's actions (one tool call each), indexed by action id.
-pub const REPAIR_ACTIONS: [&str; 4] = ["read", "test", "edit", "submit"];
+// generated from book/src/02-rl-fundamentals.md:45
+/// A state of the repair MDP; `state as usize` is its id, and the last two are terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RepairState { Unread, Located, Edited, Guessed, Passed, Solved, Failed }
 
-// generated from book/src/02-rl-fundamentals.md:50
-/// Return, per action (read, test, edit, submit), [(next_state, prob), …] for one non-terminal repair state.
-pub fn repair_transitions(state: usize) -> [Vec<(usize, f64)>; 4] {
-    const P_FIX: f64 = 0.8; // an edit made after reading the source is correct
-    const P_GUESS: f64 = 0.5; // an edit made without reading it (a guess) is correct
-    let [unread, located, edited, guessed, passed, solved, failed] = [0, 1, 2, 3, 4, 5, 6];
-    let go = |s: usize| vec![(s, 1.0)];
-    let gamble = |p: f64, yes: usize, no: usize| vec![(yes, p), (no, 1.0 - p)];
-    match REPAIR_STATES[state] {
-        // each arm lists the outcomes of [read, test, edit, submit]
-        "unread" => [go(located), go(unread), go(guessed), go(failed)],
-        "located" => [go(located), go(located), go(edited), go(failed)],
-        "edited" => [go(edited), gamble(P_FIX, passed, located), go(edited), gamble(P_FIX, solved, failed)],
-        "guessed" => [go(guessed), gamble(P_GUESS, passed, unread), go(guessed), gamble(P_GUESS, solved, failed)],
-        "passed" => [go(passed), go(passed), go(edited), go(solved)],
-        _ => panic!("repair_transitions: state {state} is terminal"),
+// generated from book/src/02-rl-fundamentals.md:49
+impl RepairState {
+    /// Every state, in id order.
+    pub const ALL: [RepairState; 7] = {
+        use RepairState::*;
+        [Unread, Located, Edited, Guessed, Passed, Solved, Failed]
+    };
+
+    /// The state's name, e.g. `located`.
+    pub fn name(self) -> &'static str {
+        ["unread", "located", "edited", "guessed", "passed", "solved", "failed"][self as usize]
+    }
+
+    /// Solved and failed end the episode.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, RepairState::Solved | RepairState::Failed)
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:107
+// generated from book/src/02-rl-fundamentals.md:67
+/// The name, padded to the formatter's width.
+impl fmt::Display for RepairState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+// generated from book/src/02-rl-fundamentals.md:74
+/// An action of the repair MDP, one tool call; `action as usize` is its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RepairAction { Read, Test, Edit, Submit }
+
+// generated from book/src/02-rl-fundamentals.md:78
+impl RepairAction {
+    /// Every action, in id order.
+    pub const ALL: [RepairAction; 4] =
+        [RepairAction::Read, RepairAction::Test, RepairAction::Edit, RepairAction::Submit];
+}
+
+// generated from book/src/02-rl-fundamentals.md:84
+/// The tool's name: `read`, `test`, `edit`, or `submit`.
+impl fmt::Display for RepairAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(["read", "test", "edit", "submit"][*self as usize])
+    }
+}
+
+// generated from book/src/02-rl-fundamentals.md:97
+/// Per action (read, test, edit, submit), the outcomes [(next_state, prob), …] of one state.
+/// A terminal state has no outcomes.
+pub fn repair_transitions(state: RepairState) -> [Vec<(RepairState, f64)>; 4] {
+    use RepairState::*;
+    const P_FIX: f64 = 0.8; // an edit made after reading the source is correct
+    const P_GUESS: f64 = 0.5; // an edit made without reading it (a guess) is correct
+    let go = |s: RepairState| vec![(s, 1.0)];
+    let gamble = |p: f64, yes, no| vec![(yes, p), (no, 1.0 - p)];
+    match state {
+        // each arm lists the outcomes of [read, test, edit, submit]
+        Unread => [go(Located), go(Unread), go(Guessed), go(Failed)],
+        Located => [go(Located), go(Located), go(Edited), go(Failed)],
+        Edited => {
+            [go(Edited), gamble(P_FIX, Passed, Located), go(Edited), gamble(P_FIX, Solved, Failed)]
+        }
+        Guessed => [
+            go(Guessed),
+            gamble(P_GUESS, Passed, Unread),
+            go(Guessed),
+            gamble(P_GUESS, Solved, Failed),
+        ],
+        Passed => [go(Passed), go(Passed), go(Edited), go(Solved)],
+        Solved | Failed => Default::default(),
+    }
+}
+
+// generated from book/src/02-rl-fundamentals.md:162
 use tch::{Kind, Tensor};
 
-// generated from book/src/02-rl-fundamentals.md:109
+// generated from book/src/02-rl-fundamentals.md:164
 /// Options of `make_repair_mdp`: every action in a live state also earns `-step_cost`.
 #[derive(Clone, Copy, Debug)]
 pub struct RepairMdpOptions {
     pub step_cost: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:115
+// generated from book/src/02-rl-fundamentals.md:170
 /// Defaults: no step cost.
 impl Default for RepairMdpOptions {
     fn default() -> Self { Self { step_cost: 0.0 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:120
+// generated from book/src/02-rl-fundamentals.md:175
 /// Build the repair MDP: P [S, A, S] (terminal rows all zero) and R [S, A], float64.
 pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
-    let (ns, na) = (REPAIR_STATES.len(), REPAIR_ACTIONS.len());
-    let solved = REPAIR_STATES.iter().position(|&n| n == "solved").unwrap();
+    let (ns, na) = (RepairState::ALL.len(), RepairAction::ALL.len());
     let mut p = vec![0.0f64; ns * na * ns];
     let mut r = vec![0.0f64; ns * na];
-    for s in 0..ns - 2 {
-        // the last two states are terminal: no actions, no reward
-        for (a, outcomes) in repair_transitions(s).iter().enumerate() {
+    for state in RepairState::ALL.into_iter().filter(|s| !s.is_terminal()) {
+        // terminal states keep all-zero rows: no actions, no reward
+        let s = state as usize;
+        for (a, outcomes) in repair_transitions(state).iter().enumerate() {
             r[s * na + a] = 0.0 - opts.step_cost; // 0.0 - 0.0 is +0.0, not -0.0
-            for &(s2, prob) in outcomes {
-                p[(s * na + a) * ns + s2] += prob;
-                r[s * na + a] += if s2 == solved { prob } else { 0.0 }; // 1 x P(correct submit)
+            for &(next, prob) in outcomes {
+                p[(s * na + a) * ns + next as usize] += prob;
+                let solved = next == RepairState::Solved;
+                r[s * na + a] += if solved { prob } else { 0.0 }; // 1 x P(correct submit)
             }
         }
     }
@@ -70,7 +125,7 @@ pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     (p, r)
 }
 
-// generated from book/src/02-rl-fundamentals.md:197
+// generated from book/src/02-rl-fundamentals.md:253
 /// Discounted sum over the last axis: rewards [..., T] -> returns [...].
 pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     let t = *rewards.size().last().expect("rewards need a time axis");
@@ -79,7 +134,7 @@ pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     (rewards * weights).sum_dim_intlist(-1, false, rewards.kind())
 }
 
-// generated from book/src/02-rl-fundamentals.md:347
+// generated from book/src/02-rl-fundamentals.md:403
 /// Exact V^pi by linear solve. P [S, A, S], R [S, A], policy [S, A] -> V [S].
 pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) -> Tensor {
     let p_pi = Tensor::einsum("sa,sat->st", &[policy, p], None::<i64>); // [S, S]
@@ -88,7 +143,7 @@ pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) ->
     Tensor::linalg_solve(&(eye - p_pi * gamma), &r_pi, true) // (I - gamma P_pi) V = R_pi
 }
 
-// generated from book/src/02-rl-fundamentals.md:433
+// generated from book/src/02-rl-fundamentals.md:491
 /// Options of `value_iteration`: at most `iters` sweeps; stop once no value moves by `tol`.
 #[derive(Clone, Copy, Debug)]
 pub struct ValueIterationOptions {
@@ -96,15 +151,20 @@ pub struct ValueIterationOptions {
     pub tol: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:440
+// generated from book/src/02-rl-fundamentals.md:498
 /// Defaults: `iters = 10_000`, `tol = 1e-12`.
 impl Default for ValueIterationOptions {
     fn default() -> Self { Self { iters: 10_000, tol: 1e-12 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:445
+// generated from book/src/02-rl-fundamentals.md:503
 /// Optimal values and a greedy policy. P [S, A, S], R [S, A] -> (V* [S], actions [S]).
-pub fn value_iteration(p: &Tensor, r: &Tensor, gamma: f64, opts: ValueIterationOptions) -> (Tensor, Tensor) {
+pub fn value_iteration(
+    p: &Tensor,
+    r: &Tensor,
+    gamma: f64,
+    opts: ValueIterationOptions,
+) -> (Tensor, Tensor) {
     let mut v = Tensor::zeros([p.size()[0]], (Kind::Double, p.device())); // v: [S]
     for _ in 0..opts.iters {
         let q = r + p.matmul(&v) * gamma; // Bellman optimality backup, q: [S, A]

@@ -118,11 +118,11 @@ impl Tokenizer {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:147
+// generated from book/src/05-trajectories-and-templates.md:149
 /// Every text a task's episode can show after at most one edit: prompt, read views, test results.
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
-    sources.extend(EDIT_OPS.iter().map(|op| edit_op(op).unwrap()(&task.buggy, &task.public_tests)));
+    sources.extend(EditOp::ALL.iter().map(|op| op.apply(&task.buggy, &task.public_tests)));
     let mut texts = vec![task.prompt.clone()];
     for source in &sources {
         texts.push(compact_source(source));
@@ -134,35 +134,10 @@ pub fn task_texts(task: &Task) -> Vec<String> {
     texts
 }
 
-// generated from book/src/05-trajectories-and-templates.md:162
+// generated from book/src/05-trajectories-and-templates.md:164
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
-    let mut words: Vec<String> =
-        ["read", "test", "edit", "submit"].iter().map(|s| s.to_string()).collect();
-    words.extend(EDIT_OPS.iter().map(|s| s.to_string()));
-    let messages = [
-        "error : malformed call",
-        "error : unknown op",
-        "error : edit needs an op",
-        "error : this tool takes no argument",
-        "error : unknown tool",
-        "error : episode is over",
-        "submitted",
-        "edited : no change",
-        "out of turns",
-        "pass fail ( ) [ ] , -> got want true false",
-        "too many operations",
-        "stack overflow",
-        "data too large",
-        "index out of bounds",
-        "function not found",
-        "variable not found",
-        "division by zero",
-        "overflow",
-        "type mismatch",
-        "runtime error",
-    ];
-    words.extend(messages.iter().flat_map(|m| m.split_whitespace()).map(|w| w.to_string()));
+    let mut words = gym_vocabulary(); // tools, ops, messages, faults: every fixed word the gym emits
     words.extend((-20..=100).map(|k: i64| k.to_string()));
     for task in tasks {
         for text in task_texts(task) {
@@ -172,7 +147,7 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     Tokenizer::new(words)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:278
+// generated from book/src/05-trajectories-and-templates.md:255
 /// Options of the rollouts: sampling temperature and two length caps. The turn budget is the
 /// environment's (`BugFixEnvOptions::max_turns`), which ends and grades the episode.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -184,7 +159,7 @@ pub struct RolloutOptions {
     pub max_call_tokens: usize,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:289
+// generated from book/src/05-trajectories-and-templates.md:266
 /// Defaults: temperature 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
@@ -192,7 +167,7 @@ impl Default for RolloutOptions {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:296
+// generated from book/src/05-trajectories-and-templates.md:273
 /// Token log of one episode: append sampled calls and encoded observations (token-in/token-out).
 #[derive(Clone, Debug, Default)]
 pub struct Episode {
@@ -212,7 +187,7 @@ pub struct Episode {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:322
+// generated from book/src/05-trajectories-and-templates.md:299
 impl Episode {
     /// A new log holding `<bos>` and the encoded first observation (the prompt), turn 0.
     pub fn start(tok: &Tokenizer, prompt: &str) -> Self {
@@ -248,7 +223,7 @@ impl Episode {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:365
+// generated from book/src/05-trajectories-and-templates.md:342
 /// Append a call, step the environment with its decoded text, append the observation
 /// -> Some(observation text) while the episode goes on.
 pub fn step_episode(
@@ -275,10 +250,10 @@ pub fn step_episode(
     Some(step.obs)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:397
+// generated from book/src/05-trajectories-and-templates.md:374
 use tch::{Kind, Tensor};
 
-// generated from book/src/05-trajectories-and-templates.md:399
+// generated from book/src/05-trajectories-and-templates.md:376
 /// One episode: ids [T]; action_mask, sample_logp [T-1] aligned to ids[1:]; owner, turn [T].
 #[derive(Debug)]
 pub struct Trajectory {
@@ -297,7 +272,7 @@ pub struct Trajectory {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:417
+// generated from book/src/05-trajectories-and-templates.md:394
 /// A copy sharing the (never mutated) tensors.
 impl Clone for Trajectory {
     fn clone(&self) -> Self {
@@ -314,7 +289,7 @@ impl Clone for Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:433
+// generated from book/src/05-trajectories-and-templates.md:410
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
     let owner = Tensor::from_slice(&episode.owner); // [T]
@@ -330,7 +305,7 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:458
+// generated from book/src/05-trajectories-and-templates.md:435
 /// Encode a text policy's episode through the same token path; no log-probs (not a model).
 pub fn scripted_rollout(
     policy: &mut dyn FnMut(&str) -> String,
@@ -350,7 +325,7 @@ pub fn scripted_rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:477
+// generated from book/src/05-trajectories-and-templates.md:454
 /// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask, word.
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     let column = |t: &Tensor| Vec::<i64>::try_from(t).unwrap();
@@ -366,7 +341,7 @@ pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/05-trajectories-and-templates.md:630
+// generated from book/src/05-trajectories-and-templates.md:607
 /// What a rollout cost, as counts (never times): model calls, positions they processed
 /// (padding included), tokens sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -376,7 +351,7 @@ pub struct RolloutStats {
     pub sampled: u64,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:639
+// generated from book/src/05-trajectories-and-templates.md:616
 /// Add another rollout's counts.
 impl std::ops::AddAssign for RolloutStats {
     fn add_assign(&mut self, other: Self) {
@@ -386,13 +361,13 @@ impl std::ops::AddAssign for RolloutStats {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:648
+// generated from book/src/05-trajectories-and-templates.md:625
 /// Tokens of the episode and its unfinished call that a cache holding `seen` of them lacks.
 pub fn unseen(episode: &Episode, call: &[i64], seen: usize) -> Vec<i64> {
     episode.ids.iter().chain(call).skip(seen).copied().collect()
 }
 
-// generated from book/src/05-trajectories-and-templates.md:653
+// generated from book/src/05-trajectories-and-templates.md:630
 /// One model call on each row's new tokens -> next-token logits [B, V], counted in `stats`.
 pub fn decode_step(
     model: &TinyAgent,
@@ -405,16 +380,16 @@ pub fn decode_step(
     tch::no_grad(|| model.extend(cache, new))
 }
 
-// generated from book/src/05-trajectories-and-templates.md:665
+// generated from book/src/05-trajectories-and-templates.md:642
 /// Whether a call ends after `id`: `</call>` was written or the call reached its cap.
 pub fn call_ends(id: i64, call_len: usize, opts: RolloutOptions) -> bool {
     id == END_CALL_ID || call_len >= opts.max_call_tokens
 }
 
-// generated from book/src/05-trajectories-and-templates.md:676
+// generated from book/src/05-trajectories-and-templates.md:653
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/05-trajectories-and-templates.md:678
+// generated from book/src/05-trajectories-and-templates.md:655
 /// Sample one episode token-in/token-out -> (Trajectory, its cost counts).
 pub fn rollout(
     model: &TinyAgent,
@@ -448,10 +423,10 @@ pub fn rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:829
+// generated from book/src/05-trajectories-and-templates.md:806
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/05-trajectories-and-templates.md:832
+// generated from book/src/05-trajectories-and-templates.md:809
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
 /// so it equals `rollout` called with that generator.
@@ -508,7 +483,7 @@ pub fn rollout_batch<E: Env>(
     (episodes.iter().map(make_trajectory).collect(), stats)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:998
+// generated from book/src/05-trajectories-and-templates.md:975
 /// Right-pad 1-D tensors to a common length -> [B, length] of `kind`, on the rows' device.
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor {
     let device = rows.first().map_or(tch::Device::Cpu, |r| r.device());
@@ -521,7 +496,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor 
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md:1010
+// generated from book/src/05-trajectories-and-templates.md:987
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 #[derive(Debug)]
 pub struct Batch {
@@ -539,7 +514,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:1036
+// generated from book/src/05-trajectories-and-templates.md:1013
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids
 /// [B, T-1]; rewards [B].
 pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64) -> Batch {
