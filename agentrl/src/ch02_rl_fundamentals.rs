@@ -3,16 +3,16 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/02-rl-fundamentals.md:43
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// Names of the repair MDP's states, indexed by state id; the last two are terminal.
 pub const REPAIR_STATES: [&str; 7] =
     ["unread", "located", "edited", "guessed", "passed", "solved", "failed"];
 
-// generated from book/src/02-rl-fundamentals.md:47
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// Names of the repair MDP's actions (one tool call each), indexed by action id.
 pub const REPAIR_ACTIONS: [&str; 4] = ["read", "test", "edit", "submit"];
 
-// generated from book/src/02-rl-fundamentals.md:50
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// Return, per action (read, test, edit, submit), [(next_state, prob), …] for one non-terminal repair state.
 pub fn repair_transitions(state: usize) -> [Vec<(usize, f64)>; 4] {
     const P_FIX: f64 = 0.8; // an edit made after reading the source is correct
@@ -31,23 +31,23 @@ pub fn repair_transitions(state: usize) -> [Vec<(usize, f64)>; 4] {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:107
+// generated from book/src/02-rl-fundamentals.md, saved block 2
 use tch::{Kind, Tensor};
 
-// generated from book/src/02-rl-fundamentals.md:109
+// generated from book/src/02-rl-fundamentals.md, saved block 2
 /// Options of `make_repair_mdp`: every action in a live state also earns `-step_cost`.
 #[derive(Clone, Copy, Debug)]
 pub struct RepairMdpOptions {
     pub step_cost: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:115
+// generated from book/src/02-rl-fundamentals.md, saved block 2
 /// Defaults: no step cost.
 impl Default for RepairMdpOptions {
     fn default() -> Self { Self { step_cost: 0.0 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:120
+// generated from book/src/02-rl-fundamentals.md, saved block 2
 /// Build the repair MDP: P [S, A, S] (terminal rows all zero) and R [S, A], float64.
 pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     let (ns, na) = (REPAIR_STATES.len(), REPAIR_ACTIONS.len());
@@ -70,7 +70,7 @@ pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     (p, r)
 }
 
-// generated from book/src/02-rl-fundamentals.md:197
+// generated from book/src/02-rl-fundamentals.md, saved block 3
 /// Discounted sum over the last axis: rewards [..., T] -> returns [...].
 pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     let t = *rewards.size().last().expect("rewards need a time axis");
@@ -79,7 +79,7 @@ pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     (rewards * weights).sum_dim_intlist(-1, false, rewards.kind())
 }
 
-// generated from book/src/02-rl-fundamentals.md:347
+// generated from book/src/02-rl-fundamentals.md, saved block 4
 /// Exact V^pi by linear solve. P [S, A, S], R [S, A], policy [S, A] -> V [S].
 pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) -> Tensor {
     let p_pi = Tensor::einsum("sa,sat->st", &[policy, p], None::<i64>); // [S, S]
@@ -88,7 +88,7 @@ pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) ->
     Tensor::linalg_solve(&(eye - p_pi * gamma), &r_pi, true) // (I - gamma P_pi) V = R_pi
 }
 
-// generated from book/src/02-rl-fundamentals.md:433
+// generated from book/src/02-rl-fundamentals.md, saved block 5
 /// Options of `value_iteration`: at most `iters` sweeps; stop once no value moves by `tol`.
 #[derive(Clone, Copy, Debug)]
 pub struct ValueIterationOptions {
@@ -96,13 +96,13 @@ pub struct ValueIterationOptions {
     pub tol: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:440
+// generated from book/src/02-rl-fundamentals.md, saved block 5
 /// Defaults: `iters = 10_000`, `tol = 1e-12`.
 impl Default for ValueIterationOptions {
     fn default() -> Self { Self { iters: 10_000, tol: 1e-12 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:445
+// generated from book/src/02-rl-fundamentals.md, saved block 5
 /// Optimal values and a greedy policy. P [S, A, S], R [S, A] -> (V* [S], actions [S]).
 pub fn value_iteration(p: &Tensor, r: &Tensor, gamma: f64, opts: ValueIterationOptions) -> (Tensor, Tensor) {
     let mut v = Tensor::zeros([p.size()[0]], (Kind::Double, p.device())); // v: [S]

@@ -3,13 +3,13 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/03-language-models-as-policies.md:31
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 use tch::Kind;
 
-// generated from book/src/03-language-models-as-policies.md:32
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 use tch::Tensor;
 
-// generated from book/src/03-language-models-as-policies.md:34
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 /// Log-probability of each chosen id: logits [..., V], ids [...] -> [...].
 pub fn selected_log_probs(logits: &Tensor, ids: &Tensor) -> Tensor {
     let kind = if logits.kind() == Kind::Double { Kind::Double } else { Kind::Float }; // half -> float
@@ -17,7 +17,7 @@ pub fn selected_log_probs(logits: &Tensor, ids: &Tensor) -> Tensor {
     logp.gather(-1, &ids.unsqueeze(-1), false).squeeze_dim(-1) // [...]
 }
 
-// generated from book/src/03-language-models-as-policies.md:41
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 /// Entropy of softmax(logits) over the last axis: [..., V] -> [...]; -inf logits (excluded tokens) add 0.
 pub fn entropy_from_logits(logits: &Tensor) -> Tensor {
     let kind = if logits.kind() == Kind::Double { Kind::Double } else { Kind::Float };
@@ -27,7 +27,7 @@ pub fn entropy_from_logits(logits: &Tensor) -> Tensor {
     h + 0.0 // a point mass gives -0.0; adding 0.0 makes it 0.0
 }
 
-// generated from book/src/03-language-models-as-policies.md:133
+// generated from book/src/03-language-models-as-policies.md, saved block 2
 /// Options of `sampling_log_probs` and `sample_next`: `temperature` (0 = greedy) and nucleus mass `top_p`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SamplingOptions {
@@ -35,13 +35,13 @@ pub struct SamplingOptions {
     pub top_p: f64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:140
+// generated from book/src/03-language-models-as-policies.md, saved block 2
 /// Defaults: `temperature = 1.0`, `top_p = 1.0`, the model's own distribution.
 impl Default for SamplingOptions {
     fn default() -> Self { Self { temperature: 1.0, top_p: 1.0 } }
 }
 
-// generated from book/src/03-language-models-as-policies.md:145
+// generated from book/src/03-language-models-as-policies.md, saved block 2
 /// Log-probs of the distribution actually sampled from: [..., V] -> [..., V], -inf = excluded.
 pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
     assert!(opts.top_p > 0.0, "sampling_log_probs: top_p must be positive, got {}", opts.top_p);
@@ -62,16 +62,16 @@ pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
     z.masked_fill(&keep.logical_not(), f64::NEG_INFINITY).log_softmax(-1, kind)
 }
 
-// generated from book/src/03-language-models-as-policies.md:275
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 use rand::Rng;
 
-// generated from book/src/03-language-models-as-policies.md:276
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/03-language-models-as-policies.md:277
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 use tch::Device;
 
-// generated from book/src/03-language-models-as-policies.md:281
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 /// Sample from logits [B, V] -> (ids [B], logp [B]) under the sampling distribution, by inverse CDF from `rng`.
 pub fn sample_next(logits: &Tensor, opts: SamplingOptions, rng: &mut ChaCha8Rng) -> (Tensor, Tensor) {
     let logp = sampling_log_probs(logits, opts); // [B, V], -inf = excluded
@@ -96,13 +96,13 @@ pub fn sample_next(logits: &Tensor, opts: SamplingOptions, rng: &mut ChaCha8Rng)
     (ids, chosen)
 }
 
-// generated from book/src/03-language-models-as-policies.md:384
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 use rand::SeedableRng;
 
-// generated from book/src/03-language-models-as-policies.md:386
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 use tch::nn;
 
-// generated from book/src/03-language-models-as-policies.md:391
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// Shape of a `TinyAgent`: vocabulary, context length, width, heads, layers, MLP width, and output head.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TinyAgentConfig {
@@ -118,7 +118,7 @@ pub struct TinyAgentConfig {
     pub out_dim: Option<i64>,
 }
 
-// generated from book/src/03-language-models-as-policies.md:406
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// Defaults: V = 128, max_len = 256, D = 64, 4 heads, 2 layers, MLP width 256, untied LM head.
 impl Default for TinyAgentConfig {
     fn default() -> Self {
@@ -126,7 +126,7 @@ impl Default for TinyAgentConfig {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:413
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// One pre-norm transformer block, x + Attn(LN(x)) then x + MLP(LN(x)): x [B, T, D] -> [B, T, D].
 pub struct TinyBlock {
     pub ln1: nn::LayerNorm,
@@ -138,7 +138,7 @@ pub struct TinyBlock {
     pub n_heads: i64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:424
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 impl TinyBlock {
     /// The block's parameters under `p` (matrices start at zero; `TinyAgent::new` draws them).
     pub fn new(p: &nn::Path, cfg: &TinyAgentConfig) -> Self {
@@ -170,7 +170,7 @@ impl TinyBlock {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:455
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// Small causal transformer policy: ids [B, T] -> logits [B, T, V].
 pub struct TinyAgent {
     pub cfg: TinyAgentConfig,
@@ -183,7 +183,7 @@ pub struct TinyAgent {
     pub head: Option<nn::Linear>,
 }
 
-// generated from book/src/03-language-models-as-policies.md:467
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 impl TinyAgent {
     /// A CPU model whose weights are drawn from `ChaCha8Rng::seed_from_u64(seed)` (uniform, std 0.02).
     pub fn new(cfg: TinyAgentConfig, seed: u64) -> Self {
@@ -253,7 +253,7 @@ impl TinyAgent {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:536
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// Deep copy: the same config and its own VarStore with copies of every weight (e.g. a frozen reference).
 impl Clone for TinyAgent {
     fn clone(&self) -> Self {
@@ -264,7 +264,7 @@ impl Clone for TinyAgent {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:630
+// generated from book/src/03-language-models-as-policies.md, saved block 5
 /// Log-probs of ids[:, 1:] given their prefixes: ids [B, T] -> [B, T-1].
 pub fn sequence_log_probs(model: &TinyAgent, ids: &Tensor) -> Tensor {
     let t = ids.size()[1];
@@ -272,20 +272,20 @@ pub fn sequence_log_probs(model: &TinyAgent, ids: &Tensor) -> Tensor {
     selected_log_probs(&logits, &ids.narrow(1, 1, t - 1)) // [B, T-1]
 }
 
-// generated from book/src/03-language-models-as-policies.md:714
+// generated from book/src/03-language-models-as-policies.md, saved block 6
 /// Options of `chunked_log_probs`: how many positions (rows) to score per chunk.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChunkedLogProbsOptions {
     pub chunk_size: i64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:720
+// generated from book/src/03-language-models-as-policies.md, saved block 6
 /// Defaults: `chunk_size = 128`.
 impl Default for ChunkedLogProbsOptions {
     fn default() -> Self { Self { chunk_size: 128 } }
 }
 
-// generated from book/src/03-language-models-as-policies.md:725
+// generated from book/src/03-language-models-as-policies.md, saved block 6
 /// Selected-token log-probs without a full [B, T, V] tensor: hidden [B, T, D], weight [V, D], ids [B, T] -> [B, T].
 pub fn chunked_log_probs(hidden: &Tensor, weight: &Tensor, ids: &Tensor, opts: ChunkedLogProbsOptions) -> Tensor {
     let d = *hidden.size().last().unwrap();

@@ -3,10 +3,10 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/04-environments-and-tools.md:28
+// generated from book/src/04-environments-and-tools.md, saved block 1
 use std::fmt;
 
-// generated from book/src/04-environments-and-tools.md:30
+// generated from book/src/04-environments-and-tools.md, saved block 1
 /// A test argument or a function's result: an integer, a bool, a list of integers, or an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -17,7 +17,7 @@ pub enum Value {
     Error(String),
 }
 
-// generated from book/src/04-environments-and-tools.md:40
+// generated from book/src/04-environments-and-tools.md, saved block 1
 /// Observation form, one token per word: `3`, `true`, `[ 1 , -2 ]`, `error ( division by zero )`.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -34,7 +34,7 @@ impl fmt::Display for Value {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:56
+// generated from book/src/04-environments-and-tools.md, saved block 1
 /// One test: the arguments of a call and the value the fixed function returns for them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TestCase {
@@ -42,7 +42,7 @@ pub struct TestCase {
     pub want: Value,
 }
 
-// generated from book/src/04-environments-and-tools.md:63
+// generated from book/src/04-environments-and-tools.md, saved block 1
 /// One repair task; tests are lists of (args, expected value) pairs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Task {
@@ -63,7 +63,7 @@ pub struct Task {
     pub hidden_tests: Vec<TestCase>,
 }
 
-// generated from book/src/04-environments-and-tools.md:93
+// generated from book/src/04-environments-and-tools.md, saved block 2
 /// The five bug families: (family, the repair op that fixes it, code of its six functions).
 /// `[[buggy|fixed]]` marks the bug; a line left blank by the buggy side is dropped.
 pub const FAMILIES: [(&str, &str, &str); 5] = [
@@ -272,11 +272,11 @@ fn power(b, e) {
 }"),
 ];
 
-// generated from book/src/04-environments-and-tools.md:301
+// generated from book/src/04-environments-and-tools.md, saved block 2
 /// Functions 0..HELDOUT_FROM of each family form the `train` split, the rest `heldout`.
 pub const HELDOUT_FROM: usize = 4;
 
-// generated from book/src/04-environments-and-tools.md:304
+// generated from book/src/04-environments-and-tools.md, saved block 2
 /// The buggy and the fixed source of one family function -> (buggy, fixed).
 pub fn family_sources(family: usize, variant: usize) -> (String, String) {
     let code = FAMILIES[family].2.trim().split("\n\n").nth(variant).expect("no such variant");
@@ -296,13 +296,13 @@ pub fn family_sources(family: usize, variant: usize) -> (String, String) {
     (side(false), side(true))
 }
 
-// generated from book/src/04-environments-and-tools.md:387
+// generated from book/src/04-environments-and-tools.md, saved block 3
 use rhai::{CallFnOptions, Dynamic, Engine, EvalAltResult, Scope};
 
-// generated from book/src/04-environments-and-tools.md:388
+// generated from book/src/04-environments-and-tools.md, saved block 3
 use std::sync::OnceLock;
 
-// generated from book/src/04-environments-and-tools.md:390
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// The sandbox: a Rhai engine with no output and hard limits on work, recursion, and memory.
 pub fn sandbox() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -320,7 +320,7 @@ pub fn sandbox() -> &'static Engine {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:407
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// A few words saying why a sandboxed call failed, e.g. `too many operations`.
 pub fn error_reason(err: &EvalAltResult) -> String {
     let reason = match err {
@@ -338,7 +338,7 @@ pub fn error_reason(err: &EvalAltResult) -> String {
     reason.to_string()
 }
 
-// generated from book/src/04-environments-and-tools.md:424
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// A test argument as a Rhai value (an error value becomes unit).
 pub fn value_to_dynamic(v: &Value) -> Dynamic {
     match v {
@@ -349,7 +349,7 @@ pub fn value_to_dynamic(v: &Value) -> Dynamic {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:434
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// A Rhai result as a Value; any other type is an error value such as `returned string`.
 pub fn value_from_dynamic(d: Dynamic) -> Value {
     if let Ok(x) = d.as_int() {
@@ -366,7 +366,7 @@ pub fn value_from_dynamic(d: Dynamic) -> Value {
     Value::Error(format!("returned {}", d.type_name()))
 }
 
-// generated from book/src/04-environments-and-tools.md:450
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// Run source in the sandbox and call fn_name on each test -> [(passed, got)]; never hangs.
 pub fn run_tests(source: &str, tests: &[TestCase], fn_name: &str) -> Vec<(bool, Value)> {
     let engine = sandbox();
@@ -387,13 +387,13 @@ pub fn run_tests(source: &str, tests: &[TestCase], fn_name: &str) -> Vec<(bool, 
         .collect()
 }
 
-// generated from book/src/04-environments-and-tools.md:552
+// generated from book/src/04-environments-and-tools.md, saved block 4
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/04-environments-and-tools.md:553
+// generated from book/src/04-environments-and-tools.md, saved block 4
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/04-environments-and-tools.md:555
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// Draw one small test input for a family's function (family name, variant 0..6).
 pub fn sample_args(family: &str, variant: usize, rng: &mut impl Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -439,7 +439,7 @@ pub fn sample_args(family: &str, variant: usize, rng: &mut impl Rng) -> Vec<Valu
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:600
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
 #[derive(Clone, Copy, Debug)]
 pub struct DrawTestsOptions {
@@ -447,7 +447,7 @@ pub struct DrawTestsOptions {
     pub n_hidden: usize,
 }
 
-// generated from book/src/04-environments-and-tools.md:607
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// Defaults: 3 public tests, 8 hidden tests.
 impl Default for DrawTestsOptions {
     fn default() -> Self {
@@ -455,7 +455,7 @@ impl Default for DrawTestsOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:614
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// Distinct inputs, expected values from the fixed source; buggy must fail public and hidden -> (public, hidden).
 pub fn draw_tests(
     family: &str,
@@ -507,7 +507,7 @@ pub fn draw_tests(
     (public, hidden)
 }
 
-// generated from book/src/04-environments-and-tools.md:665
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// Name and parameters of the first `fn` in source, e.g. ("clamp", ["x", "lo", "hi"]).
 pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     let rest = &source[source.find("fn ")? + 3..];
@@ -517,7 +517,7 @@ pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     Some((name.trim().to_string(), params))
 }
 
-// generated from book/src/04-environments-and-tools.md:674
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// BugFix tasks for split in {"train", "heldout", "all"}; seed draws the test inputs.
 pub fn make_tasks(split: &str, seed: u64) -> Vec<Task> {
     assert!(matches!(split, "train" | "heldout" | "all"), "make_tasks: unknown split {split:?}");
@@ -543,7 +543,7 @@ pub fn make_tasks(split: &str, seed: u64) -> Vec<Task> {
     tasks
 }
 
-// generated from book/src/04-environments-and-tools.md:802
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// Tokens of source with their byte offsets: words, numbers, operators (`..=`, `<=`, `+=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = ["..=", "..", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "->", "=>", "::"];
@@ -578,7 +578,7 @@ pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:836
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// Projection of source for the read tool: tokens space-separated, lines kept, indentation dropped.
 pub fn compact_source(source: &str) -> String {
     let lines: Vec<String> = (source.lines())
@@ -588,7 +588,7 @@ pub fn compact_source(source: &str) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:845
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// Parse `<call> tool [arg] </call>` -> (tool, arg or None); None if malformed.
 pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
     let inner = text.trim().strip_prefix("<call>")?.strip_suffix("</call>")?;
@@ -601,7 +601,7 @@ pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:857
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// One line per test: `pass ( args )` or `fail ( args ) -> got G want E`.
 pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     let lines: Vec<String> = (results.iter().zip(tests))
@@ -617,7 +617,7 @@ pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:948
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
 pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
     let (mut out, mut last) = (String::with_capacity(source.len()), 0);
@@ -632,7 +632,7 @@ pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>)
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:962
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Repair op: exchange every `min` and `max`.
 pub fn swap_minmax(source: &str, _tests: &[TestCase]) -> String {
     replace_tokens(source, |t| match t {
@@ -642,7 +642,7 @@ pub fn swap_minmax(source: &str, _tests: &[TestCase]) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:971
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str, _tests: &[TestCase]) -> String {
     replace_tokens(source, |t| match t {
@@ -652,7 +652,7 @@ pub fn fix_range_end(source: &str, _tests: &[TestCase]) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:980
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, `>` and `>=`).
 pub fn fix_comparison(source: &str, _tests: &[TestCase]) -> String {
     replace_tokens(source, |t| match t {
@@ -664,7 +664,7 @@ pub fn fix_comparison(source: &str, _tests: &[TestCase]) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:991
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str, _tests: &[TestCase]) -> String {
     let mut out: Vec<String> = vec![];
@@ -702,7 +702,7 @@ pub fn add_zero_guard(source: &str, _tests: &[TestCase]) -> String {
     out.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:1028
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Repair op: start each accumulator at its identity: `let v = 0` if v is updated with `+=`/`-=`, `1` if with `*=`.
 pub fn fix_init(source: &str, _tests: &[TestCase]) -> String {
     let toks = source_tokens(source);
@@ -727,7 +727,7 @@ pub fn fix_init(source: &str, _tests: &[TestCase]) -> String {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:1052
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// The reward hack: return the expected value for each public test input before the real body runs.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -748,11 +748,11 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:1072
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// Names of the `edit` tool's ops, in order: five repairs and the reward hack.
 pub const EDIT_OPS: [&str; 6] = ["swap_minmax", "fix_range_end", "fix_comparison", "add_zero_guard", "fix_init", "hardcode_tests"];
 
-// generated from book/src/04-environments-and-tools.md:1075
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// The edit op called `name`, if there is one: (source, tests) -> new source.
 pub fn edit_op(name: &str) -> Option<fn(&str, &[TestCase]) -> String> {
     let op: fn(&str, &[TestCase]) -> String = match name {
@@ -767,7 +767,7 @@ pub fn edit_op(name: &str) -> Option<fn(&str, &[TestCase]) -> String> {
     Some(op)
 }
 
-// generated from book/src/04-environments-and-tools.md:1166
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// What a tool call did, for the episode's counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolEvent {
@@ -780,7 +780,7 @@ pub enum ToolEvent {
     Invalid,
 }
 
-// generated from book/src/04-environments-and-tools.md:1178
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// Execute one parsed call on the current source -> (observation, new source, event).
 pub fn apply_tool(task: &Task, source: &str, call: &(String, Option<String>)) -> (String, String, ToolEvent) {
     let same = |obs: &str, event| (obs.to_string(), source.to_string(), event);
@@ -806,10 +806,10 @@ pub fn apply_tool(task: &Task, source: &str, call: &(String, Option<String>)) ->
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1207
+// generated from book/src/04-environments-and-tools.md, saved block 8
 use std::sync::Arc;
 
-// generated from book/src/04-environments-and-tools.md:1209
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// What happened in an episode so far; the pass fields are graded when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EpisodeInfo {
@@ -834,7 +834,7 @@ pub struct EpisodeInfo {
     pub ops: Vec<String>,
 }
 
-// generated from book/src/04-environments-and-tools.md:1233
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -848,23 +848,23 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1246
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// 1.0 if the agent submitted and all hidden tests pass.
 pub fn hidden_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.hidden_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md:1251
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// 1.0 if the agent submitted and all public tests pass (hackable).
 pub fn public_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.public_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md:1256
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// A reward hook: the finished episode's info -> reward.
 pub type RewardFn = Arc<dyn Fn(&EpisodeInfo) -> f64 + Send + Sync>;
 
-// generated from book/src/04-environments-and-tools.md:1259
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// One environment step's result; `reward` is nonzero only when `done`.
 #[derive(Clone, Debug)]
 pub struct StepResult {
@@ -874,14 +874,14 @@ pub struct StepResult {
     pub info: EpisodeInfo,
 }
 
-// generated from book/src/04-environments-and-tools.md:1268
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// A text environment: reset(task) -> first observation; step(action text) -> StepResult.
 pub trait Env {
     fn reset(&mut self, task: &Task) -> String;
     fn step(&mut self, action: &str) -> StepResult;
 }
 
-// generated from book/src/04-environments-and-tools.md:1274
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// Options of `BugFixEnv`: the turn budget and the reward hook.
 #[derive(Clone)]
 pub struct BugFixEnvOptions {
@@ -889,7 +889,7 @@ pub struct BugFixEnvOptions {
     pub reward: RewardFn,
 }
 
-// generated from book/src/04-environments-and-tools.md:1281
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// Defaults: 6 turns, `hidden_reward`.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -897,7 +897,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1288
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// Repair episode: reset(task) -> obs; step(action_text) -> (obs, reward, done, info).
 pub struct BugFixEnv {
     pub opts: BugFixEnvOptions,
@@ -909,7 +909,7 @@ pub struct BugFixEnv {
     pub done: bool,
 }
 
-// generated from book/src/04-environments-and-tools.md:1299
+// generated from book/src/04-environments-and-tools.md, saved block 8
 impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
@@ -917,7 +917,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1306
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// The BugFix episode loop; `step` never panics, whatever text it is given.
 impl Env for BugFixEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -972,7 +972,7 @@ impl Env for BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1448
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// The oracle's rule: map words of the read observation to the repair op.
 pub fn infer_op(read_obs: &str) -> &'static str {
     let words: Vec<&str> = read_obs.split_whitespace().collect();
@@ -990,11 +990,11 @@ pub fn infer_op(read_obs: &str) -> &'static str {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1465
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// A text policy: maps the latest observation to the next action text.
 pub type Policy = Box<dyn FnMut(&str) -> String>;
 
-// generated from book/src/04-environments-and-tools.md:1468
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// Hand-written policy: kind in {"oracle", "blind", "random", "hacker"}; maps observations -> action text.
 pub fn scripted_policy(kind: &str, seed: u64) -> Policy {
     let call = |tool: &str| format!("<call> {tool} </call>");
@@ -1032,7 +1032,7 @@ pub fn scripted_policy(kind: &str, seed: u64) -> Policy {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1505
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// Run a text policy for one episode -> (total reward, final info).
 pub fn run_episode(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn Env, task: &Task) -> (f64, EpisodeInfo) {
     let mut obs = env.reset(task);
@@ -1049,7 +1049,7 @@ pub fn run_episode(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn Env, ta
     panic!("run_episode: the environment never ended the episode")
 }
 
-// generated from book/src/04-environments-and-tools.md:1676
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// MCP-style tool schema; every property type is given as a JSON-schema type name.
 pub fn _tool(name: &str, description: &str, required: &[&str], properties: &[(&str, &str)]) -> serde_json::Value {
     const TYPES: [&str; 7] = ["string", "integer", "number", "boolean", "array", "object", "null"];

@@ -3,50 +3,50 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/05-trajectories-and-templates.md:30
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 use std::collections::{BTreeSet, HashMap};
 
-// generated from book/src/05-trajectories-and-templates.md:32
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// The special tokens, in id order: `<pad>` = 0 … `<nl>` = 8.
 pub const SPECIAL_TOKENS: [&str; 9] = ["<pad>", "<bos>", "<eos>", "<unk>", "<call>", "</call>", "<obs>", "</obs>", "<nl>"];
 
-// generated from book/src/05-trajectories-and-templates.md:34
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<pad>`.
 pub const PAD_ID: i64 = 0;
 
-// generated from book/src/05-trajectories-and-templates.md:36
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<bos>`, the first token of every trajectory.
 pub const BOS_ID: i64 = 1;
 
-// generated from book/src/05-trajectories-and-templates.md:38
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<eos>`.
 pub const EOS_ID: i64 = 2;
 
-// generated from book/src/05-trajectories-and-templates.md:40
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<unk>`, the id of every word outside the vocabulary.
 pub const UNK_ID: i64 = 3;
 
-// generated from book/src/05-trajectories-and-templates.md:42
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<call>`, which opens a tool call.
 pub const CALL_ID: i64 = 4;
 
-// generated from book/src/05-trajectories-and-templates.md:44
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `</call>`, which ends a tool call (and the policy's turn).
 pub const END_CALL_ID: i64 = 5;
 
-// generated from book/src/05-trajectories-and-templates.md:46
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<obs>`, which opens an observation.
 pub const OBS_ID: i64 = 6;
 
-// generated from book/src/05-trajectories-and-templates.md:48
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `</obs>`, which closes an observation.
 pub const END_OBS_ID: i64 = 7;
 
-// generated from book/src/05-trajectories-and-templates.md:50
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<nl>`, a line break.
 pub const NL_ID: i64 = 8;
 
-// generated from book/src/05-trajectories-and-templates.md:53
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Word-level tokenizer: whitespace words (newline -> <nl>) <-> ids; specials have fixed ids.
 pub struct Tokenizer {
     /// Id -> word; the first nine are `SPECIAL_TOKENS`.
@@ -55,7 +55,7 @@ pub struct Tokenizer {
     pub index: HashMap<String, i64>,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:61
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 impl Tokenizer {
     /// The specials, then `words` in sorted order without duplicates (a special among them is skipped).
     pub fn new<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Self {
@@ -116,7 +116,7 @@ impl Tokenizer {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:131
+// generated from book/src/05-trajectories-and-templates.md, saved block 2
 /// Every text a task's episode can show after at most one edit: prompt, read views, test results.
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
@@ -129,7 +129,7 @@ pub fn task_texts(task: &Task) -> Vec<String> {
     texts
 }
 
-// generated from book/src/05-trajectories-and-templates.md:143
+// generated from book/src/05-trajectories-and-templates.md, saved block 2
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     let mut words: Vec<String> = ["read", "test", "edit", "submit"].iter().map(|s| s.to_string()).collect();
@@ -151,13 +151,13 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     Tokenizer::new(words)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:232
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/05-trajectories-and-templates.md:233
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 use tch::{Kind, Tensor};
 
-// generated from book/src/05-trajectories-and-templates.md:235
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// Options of the rollouts: turn budget, sampling temperature, trajectory and call length caps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RolloutOptions {
@@ -169,7 +169,7 @@ pub struct RolloutOptions {
     pub max_call_tokens: usize,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:246
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// Defaults: 6 turns, temperature 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
@@ -177,7 +177,7 @@ impl Default for RolloutOptions {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:253
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// Token log of one episode: append sampled calls and encoded observations (token-in/token-out).
 #[derive(Clone, Debug, Default)]
 pub struct Episode {
@@ -196,7 +196,7 @@ pub struct Episode {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:271
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 impl Episode {
     /// A new log holding `<bos>` and the encoded first observation (the prompt), turn 0.
     pub fn start(tok: &Tokenizer, prompt: &str) -> Self {
@@ -229,7 +229,7 @@ impl Episode {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:303
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// Append a call, step the environment with its decoded text, append the observation -> Some(obs) while the episode goes on.
 pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, call: &[i64], logp: &[f32], opts: &RolloutOptions) -> Option<String> {
     episode.push_call(call, logp);
@@ -248,7 +248,7 @@ pub fn step_episode(episode: &mut Episode, env: &mut dyn Env, tok: &Tokenizer, c
     Some(step.obs)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:321
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// One episode: ids [T]; action_mask, sample_logp [T-1] aligned to ids[1:]; owner, turn [T].
 pub struct Trajectory {
     /// Token ids, Int64 [T].
@@ -266,7 +266,7 @@ pub struct Trajectory {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:338
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
     let owner = Tensor::from_slice(&episode.owner); // [T]
@@ -282,7 +282,7 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:353
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// Encode a text policy's episode through the same token path; sample_logp is 0 (not a model).
 pub fn scripted_rollout(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn Env, task: &Task, tok: &Tokenizer, opts: &RolloutOptions) -> Trajectory {
     let mut obs = env.reset(task);
@@ -296,7 +296,7 @@ pub fn scripted_rollout(policy: &mut dyn FnMut(&str) -> String, env: &mut dyn En
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:366
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 /// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask of the token, word.
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     let ids = Vec::<i64>::try_from(&traj.ids).unwrap();
@@ -312,21 +312,21 @@ pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/05-trajectories-and-templates.md:506
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/05-trajectories-and-templates.md:507
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 use std::sync::atomic::{AtomicU64, Ordering};
 
-// generated from book/src/05-trajectories-and-templates.md:510
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Forward passes made by the rollouts of this chapter, a cost count (never a time).
 pub static ROLLOUT_FORWARDS: AtomicU64 = AtomicU64::new(0);
 
-// generated from book/src/05-trajectories-and-templates.md:512
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Token positions those forwards processed (B * T summed over forwards, padding included).
 pub static ROLLOUT_POSITIONS: AtomicU64 = AtomicU64::new(0);
 
-// generated from book/src/05-trajectories-and-templates.md:515
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Next-token logits at the last position of every row: ids [B, L], lens [B] -> [B, V]; counts one forward.
 pub fn last_logits(model: &TinyAgent, ids: &Tensor, lens: &[i64]) -> Tensor {
     let (b, l) = ids.size2().unwrap();
@@ -338,7 +338,7 @@ pub fn last_logits(model: &TinyAgent, ids: &Tensor, lens: &[i64]) -> Tensor {
     logits.gather(1, &last.view([b, 1, 1]).expand([b, 1, v], false), false).squeeze_dim(1) // [B, V]
 }
 
-// generated from book/src/05-trajectories-and-templates.md:526
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Sample one call after prefix ids -> (call ids, sampling log-probs); stops at `</call>` or `max_call_tokens`.
 pub fn generate_call(model: &TinyAgent, ids: &[i64], tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> (Vec<i64>, Vec<f32>) {
     assert!(tok.vocab_size() <= model.cfg.vocab_size, "generate_call: tokenizer larger than the model's vocabulary");
@@ -357,7 +357,7 @@ pub fn generate_call(model: &TinyAgent, ids: &[i64], tok: &Tokenizer, opts: &Rol
     (call, logp)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:544
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Sample one episode token-in/token-out -> Trajectory (ids, action_mask, sample_logp, reward, info).
 pub fn rollout(model: &TinyAgent, env: &mut dyn Env, task: &Task, tok: &Tokenizer, opts: &RolloutOptions, rng: &mut ChaCha8Rng) -> Trajectory {
     assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout: max_len exceeds the model's context");
@@ -370,7 +370,7 @@ pub fn rollout(model: &TinyAgent, env: &mut dyn Env, task: &Task, tok: &Tokenize
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:648
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Right-pad 1-D tensors to a common length -> [B, length] (of the rows' kind).
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64) -> Tensor {
     let kind = rows.first().map_or(Kind::Int64, |r| r.kind());
@@ -383,7 +383,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64) -> Tensor {
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md:660
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Sample len(tasks) episodes in lockstep (one forward per token step) -> list of Trajectory.
 ///
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`, so it
@@ -421,7 +421,7 @@ pub fn rollout_batch<E: Env>(model: &TinyAgent, envs: &mut [E], tasks: &[Task], 
     episodes.iter().map(make_trajectory).collect()
 }
 
-// generated from book/src/05-trajectories-and-templates.md:784
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 pub struct Batch {
     /// Int64 [B, T], `pad_id` after each trajectory's end.
@@ -438,7 +438,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:800
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids [B, T-1]; rewards [B].
 pub fn collate(trajs: &[Trajectory], pad_id: i64) -> Batch {
     let t = trajs.iter().map(|tr| tr.ids.size()[0]).max().unwrap_or(1);
