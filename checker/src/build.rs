@@ -96,6 +96,8 @@ struct CargoMessage {
     executable: Option<PathBuf>,
     #[serde(default)]
     target: Option<Target>,
+    #[serde(default)]
+    fresh: bool,
 }
 
 #[derive(Deserialize)]
@@ -186,7 +188,7 @@ pub fn build(
                 }
             }
             "compiler-artifact" => {
-                if let Some(t) = &msg.target {
+                if let Some(t) = msg.target.as_ref().filter(|_| !msg.fresh) {
                     on_compiled(&t.name);
                 }
                 if msg.target.is_some_and(|t| t.kind.iter().any(|k| k == "bin")) {
