@@ -151,7 +151,7 @@ pub fn check_run_block_syntax(chapter: &Chapter, block: &tangle::CodeBlock) -> R
     } else {
         (block.fence_line, 0)
     };
-    let unclosed = unclosed_delimiter(&block.code)
+    let unclosed = library::unclosed_delimiter(&block.code)
         .map(|(l, c, d)| format!("; `{d}` at {}:{}:{c} is never closed", chapter.path.display(), block.code_line + l))
         .unwrap_or_default();
     Err(BookError::new(
@@ -160,39 +160,6 @@ pub fn check_run_block_syntax(chapter: &Chapter, block: &tangle::CodeBlock) -> R
         format!("syntax error in the run block opened at line {}: {e}{unclosed}", block.fence_line),
     )
     .at_column(col))
-}
-
-/// The first opening delimiter left unclosed, as (line index, column, char); a rough scan
-/// that skips string and char literals and comments, only used to improve a message.
-fn unclosed_delimiter(code: &str) -> Option<(usize, usize, char)> {
-    let mut stack: Vec<(usize, usize, char)> = Vec::new();
-    for (li, line) in code.lines().enumerate() {
-        let chars: Vec<char> = line.chars().collect();
-        let mut i = 0;
-        let mut in_str = false;
-        while i < chars.len() {
-            let c = chars[i];
-            if in_str {
-                if c == '\\' {
-                    i += 1;
-                } else if c == '"' {
-                    in_str = false;
-                }
-            } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-                break;
-            } else if c == '"' {
-                in_str = true;
-            } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
-                i += 2;
-            } else if matches!(c, '(' | '[' | '{') {
-                stack.push((li, i + 1, c));
-            } else if matches!(c, ')' | ']' | '}') {
-                stack.pop();
-            }
-            i += 1;
-        }
-    }
-    stack.first().copied()
 }
 
 fn push_block_lines(main: &mut GeneratedFile, chapter: &Chapter, first_line: usize, code: &str) {

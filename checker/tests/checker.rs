@@ -372,7 +372,7 @@ fn output_over_the_limit_fails_is_not_recorded_and_diffs_are_capped() {
     assert_contains(
         &out,
         &[
-            "book/src/01-flood.md:17: the block printed",
+            "book/src/01-flood.md:15: the block printed 13488890 bytes in 200000 lines",
             "over the limit of 64 KiB and 400 lines per block (MAX_BLOCK_OUTPUT_BYTES",
             "more diff line(s) not shown (the diff is capped at 60 lines)",
         ],
@@ -380,7 +380,7 @@ fn output_over_the_limit_fails_is_not_recorded_and_diffs_are_capped() {
     assert!(out.len() < 20_000, "the report should stay readable: {} bytes", out.len());
     let (code, out) = f.run(&["--refresh"]);
     assert_eq!(code, 1, "{out}");
-    assert!(!f.read("01-flood.md").contains("no reader will ever read"), "an output over the limit was recorded");
+    assert!(!f.read("01-flood.md").contains("number 199999"), "an output over the limit was recorded");
     assert!(f.read("01-flood.md").len() < before.len() + 10_000);
 }
 
@@ -426,7 +426,7 @@ fn a_syntax_error_in_a_saved_block_is_syns_own_at_its_line_and_column() {
     let f = Fixture::new("saved-syntax");
     let (code, out) = f.run(&[]);
     assert_eq!(code, 1, "{out}");
-    assert_contains(&out, &["book/src/01-syntax.md:9:22: syntax error in the saved block opened at line 3: expected"]);
+    assert_contains(&out, &["book/src/01-syntax.md:9:14: syntax error in the saved block opened at line 3: `(` is never closed"]);
     assert!(!out.contains("not an item"), "{out}");
 }
 
@@ -495,12 +495,15 @@ fn prose_edits_neither_stale_the_crate_nor_rerun_later_chapters() {
     let crate_dir = f.tmp.path().join("agentrl");
     let book = tangle::Book::load(&book_dir).unwrap();
     tangle::write(&book, &tangle::tangle_book(&book).unwrap(), &crate_dir).unwrap();
-    let (code, out) = f.run(&[]);
+    // Written with absolute paths here; the checker, run from the book's parent, re-tangles
+    // with the relative ones it names files by.
+    let (code, out) = f.run(&["--refresh"]);
     assert_eq!(code, 0, "{out}");
     let text = f.read("01-basics.md").replace("Run blocks share variables.", "A new paragraph.\n\nRun blocks share variables.");
     std::fs::write(f.chapter("01-basics.md"), text).unwrap();
-    let book = tangle::Book::load(&book_dir).unwrap();
-    assert!(tangle::stale(&book, &tangle::tangle_book(&book).unwrap(), &crate_dir).is_empty(), "prose made the crate stale");
+    let (code, out) = f.run_cached(&["--chapters", "01"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("stale"), "prose made the crate stale: {out}");
     let (code, out) = f.run_cached(&["--chapters", "02"]);
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (cached"]);

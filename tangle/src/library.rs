@@ -78,8 +78,15 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
                 ),
             );
         }
-        let (line, col) = md_pos(e.span().start());
-        BookError::new(path, line, format!("syntax error in the saved block opened at line {}: {e}", block.fence_line))
+        let (mut line, mut col) = md_pos(e.span().start());
+        let mut what = e.to_string();
+        if let Some((l, c, d)) = unclosed_delimiter(&block.code) {
+            if what.contains("cannot parse string into token stream") {
+                // A lexer error (unbalanced delimiters) says nothing useful: name the delimiter.
+                (line, col, what) = (block.code_line + l, c, format!("`{d}` is never closed"));
+            }
+        }
+        BookError::new(path, line, format!("syntax error in the saved block opened at line {}: {what}", block.fence_line))
             .at_column(col)
     })?;
     if let Some(mac) = find_print(&file) {
@@ -180,6 +187,39 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
         });
     }
     Ok(items)
+}
+
+/// The first opening delimiter left unclosed, as (0-based line, 1-based column, char); a rough scan
+/// that skips string and char literals and comments, only used to improve a message.
+pub fn unclosed_delimiter(code: &str) -> Option<(usize, usize, char)> {
+    let mut stack: Vec<(usize, usize, char)> = Vec::new();
+    for (li, line) in code.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        let mut in_str = false;
+        while i < chars.len() {
+            let c = chars[i];
+            if in_str {
+                if c == '\\' {
+                    i += 1;
+                } else if c == '"' {
+                    in_str = false;
+                }
+            } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+                break;
+            } else if c == '"' {
+                in_str = true;
+            } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
+                i += 2;
+            } else if matches!(c, '(' | '[' | '{') {
+                stack.push((li, i + 1, c));
+            } else if matches!(c, ')' | ']' | '}') {
+                stack.pop();
+            }
+            i += 1;
+        }
+    }
+    stack.first().copied()
 }
 
 /// Line (1-based, in `code`) of the first statement that is not an item, when `code` parses
