@@ -587,3 +587,17 @@ fn differences_in_invisible_characters_are_shown_escaped() {
     assert_eq!(code, 1, "{out}");
     assert_contains(&out, &["(the lines differ only in invisible characters; shown escaped)", "+\"total: 3  \"", "+\"done\\r\""]);
 }
+
+// ---- the real Qwen3 tokenizer (issue 8) ----
+
+#[test]
+fn chapters_get_the_qwen3_tokenizer_files_and_crates() {
+    let f = Fixture::new("qwen3");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-qwen3.md): ok"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_checker")).current_dir(repo()).arg("--print-env").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_contains(&text, &["export LIBTORCH=", "export AGENTRL_QWEN3_DIR="]);
+}
