@@ -2,6 +2,8 @@
 # Measure the book's budgets (DESIGN.md) on this machine:
 #   cold      full book check with an empty chapter build dir (libtorch already installed)
 #   no-op     full book check with nothing changed (the content-hash cache)
+#   warm      full book check with --force (every chapter built and run, nothing compiled
+#             but the chapters), with --jobs 1 and with the default (one program per core)
 #   re-check  one chapter after editing one run block (a comment appended), then restored
 #   run       each chapter's program run time, as the checker reports it
 # Usage: scripts/bench-book.sh [--skip-cold] [CHAPTER-FOR-RECHECK]
@@ -23,6 +25,10 @@ if [ $skip_cold = 0 ]; then
 fi
 t0=$(now); "${check[@]}" --chapters all > /dev/null; t1=$(now)
 echo "no-op full check:     $(secs $t0 $t1) s (budget 10 s)"
+for jobs in 1 "$(nproc)"; do
+  t0=$(now); "${check[@]}" --chapters all --force --jobs "$jobs" > /dev/null 2>&1; t1=$(now)
+  echo "warm --force, --jobs $jobs: $(secs $t0 $t1) s"
+done
 
 file=$(ls book/src/${chapter}-*.md)
 cp "$file" target/bench-chapter.bak

@@ -3,15 +3,15 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/02-rl-fundamentals.md:43
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 use std::fmt;
 
-// generated from book/src/02-rl-fundamentals.md:45
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// A state of the repair MDP; `state as usize` is its id, and the last two are terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RepairState { Unread, Located, Edited, Guessed, Passed, Solved, Failed }
 
-// generated from book/src/02-rl-fundamentals.md:49
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 impl RepairState {
     /// Every state, in id order.
     pub const ALL: [RepairState; 7] = {
@@ -30,7 +30,7 @@ impl RepairState {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:67
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// The name, padded to the formatter's width.
 impl fmt::Display for RepairState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -38,19 +38,19 @@ impl fmt::Display for RepairState {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:74
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// An action of the repair MDP, one tool call; `action as usize` is its id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RepairAction { Read, Test, Edit, Submit }
 
-// generated from book/src/02-rl-fundamentals.md:78
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 impl RepairAction {
     /// Every action, in id order.
     pub const ALL: [RepairAction; 4] =
         [RepairAction::Read, RepairAction::Test, RepairAction::Edit, RepairAction::Submit];
 }
 
-// generated from book/src/02-rl-fundamentals.md:84
+// generated from book/src/02-rl-fundamentals.md, saved block 1
 /// The tool's name: `read`, `test`, `edit`, or `submit`.
 impl fmt::Display for RepairAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -58,7 +58,7 @@ impl fmt::Display for RepairAction {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:97
+// generated from book/src/02-rl-fundamentals.md, saved block 2
 /// Per action (read, test, edit, submit), the outcomes [(next_state, prob), …] of one state.
 /// A terminal state has no outcomes.
 pub fn repair_transitions(state: RepairState) -> [Vec<(RepairState, f64)>; 4] {
@@ -85,23 +85,23 @@ pub fn repair_transitions(state: RepairState) -> [Vec<(RepairState, f64)>; 4] {
     }
 }
 
-// generated from book/src/02-rl-fundamentals.md:162
+// generated from book/src/02-rl-fundamentals.md, saved block 3
 use tch::{Kind, Tensor};
 
-// generated from book/src/02-rl-fundamentals.md:164
+// generated from book/src/02-rl-fundamentals.md, saved block 3
 /// Options of `make_repair_mdp`: every action in a live state also earns `-step_cost`.
 #[derive(Clone, Copy, Debug)]
 pub struct RepairMdpOptions {
     pub step_cost: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:170
+// generated from book/src/02-rl-fundamentals.md, saved block 3
 /// Defaults: no step cost.
 impl Default for RepairMdpOptions {
     fn default() -> Self { Self { step_cost: 0.0 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:175
+// generated from book/src/02-rl-fundamentals.md, saved block 3
 /// Build the repair MDP: P [S, A, S] (terminal rows all zero) and R [S, A], float64.
 pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     let (ns, na) = (RepairState::ALL.len(), RepairAction::ALL.len());
@@ -125,7 +125,7 @@ pub fn make_repair_mdp(opts: RepairMdpOptions) -> (Tensor, Tensor) {
     (p, r)
 }
 
-// generated from book/src/02-rl-fundamentals.md:253
+// generated from book/src/02-rl-fundamentals.md, saved block 4
 /// Discounted sum over the last axis: rewards [..., T] -> returns [...].
 pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     let t = *rewards.size().last().expect("rewards need a time axis");
@@ -134,7 +134,7 @@ pub fn discounted_return(rewards: &Tensor, gamma: f64) -> Tensor {
     (rewards * weights).sum_dim_intlist(-1, false, rewards.kind())
 }
 
-// generated from book/src/02-rl-fundamentals.md:403
+// generated from book/src/02-rl-fundamentals.md, saved block 5
 /// Exact V^pi by linear solve. P [S, A, S], R [S, A], policy [S, A] -> V [S].
 pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) -> Tensor {
     let p_pi = Tensor::einsum("sa,sat->st", &[policy, p], None::<i64>); // [S, S]
@@ -143,7 +143,7 @@ pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) ->
     Tensor::linalg_solve(&(eye - p_pi * gamma), &r_pi, true) // (I - gamma P_pi) V = R_pi
 }
 
-// generated from book/src/02-rl-fundamentals.md:491
+// generated from book/src/02-rl-fundamentals.md, saved block 6
 /// Options of `value_iteration`: at most `iters` sweeps; stop once no value moves by `tol`.
 #[derive(Clone, Copy, Debug)]
 pub struct ValueIterationOptions {
@@ -151,13 +151,13 @@ pub struct ValueIterationOptions {
     pub tol: f64,
 }
 
-// generated from book/src/02-rl-fundamentals.md:498
+// generated from book/src/02-rl-fundamentals.md, saved block 6
 /// Defaults: `iters = 10_000`, `tol = 1e-12`.
 impl Default for ValueIterationOptions {
     fn default() -> Self { Self { iters: 10_000, tol: 1e-12 } }
 }
 
-// generated from book/src/02-rl-fundamentals.md:503
+// generated from book/src/02-rl-fundamentals.md, saved block 6
 /// Optimal values and a greedy policy. P [S, A, S], R [S, A] -> (V* [S], actions [S]).
 pub fn value_iteration(
     p: &Tensor,

@@ -3,13 +3,13 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/03-language-models-as-policies.md:31
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 use tch::Kind;
 
-// generated from book/src/03-language-models-as-policies.md:32
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 use tch::Tensor;
 
-// generated from book/src/03-language-models-as-policies.md:34
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 /// Log-probability of each chosen id: logits [..., V], ids [...] -> [...].
 pub fn selected_log_probs(logits: &Tensor, ids: &Tensor) -> Tensor {
     // half precision is promoted to float32
@@ -18,7 +18,7 @@ pub fn selected_log_probs(logits: &Tensor, ids: &Tensor) -> Tensor {
     logp.gather(-1, &ids.unsqueeze(-1), false).squeeze_dim(-1) // [...]
 }
 
-// generated from book/src/03-language-models-as-policies.md:42
+// generated from book/src/03-language-models-as-policies.md, saved block 1
 /// Entropy of softmax(logits) over the last axis: [..., V] -> [...]. Excluded tokens (-inf)
 /// add 0; NaN logits give NaN (a diverged model must not look like a confident one).
 pub fn entropy_from_logits(logits: &Tensor) -> Tensor {
@@ -30,7 +30,7 @@ pub fn entropy_from_logits(logits: &Tensor) -> Tensor {
     h + 0.0 // a point mass gives -0.0; adding 0.0 makes it 0.0
 }
 
-// generated from book/src/03-language-models-as-policies.md:153
+// generated from book/src/03-language-models-as-policies.md, saved block 2
 /// Options of `sampling_log_probs` and `sample_next`: `temperature` (0 = greedy) and
 /// nucleus mass `top_p`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,7 +39,7 @@ pub struct SamplingOptions {
     pub top_p: f64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:161
+// generated from book/src/03-language-models-as-policies.md, saved block 2
 /// Defaults: `temperature = 1.0`, `top_p = 1.0`, the model's own distribution.
 impl Default for SamplingOptions {
     fn default() -> Self {
@@ -47,7 +47,7 @@ impl Default for SamplingOptions {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:168
+// generated from book/src/03-language-models-as-policies.md, saved block 2
 /// Log-probs of the distribution actually sampled from: [..., V] -> [..., V], -inf = excluded.
 pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
     assert!(opts.top_p > 0.0, "sampling_log_probs: top_p must be positive, got {}", opts.top_p);
@@ -70,13 +70,13 @@ pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
     z.masked_fill(&keep.logical_not(), f64::NEG_INFINITY).log_softmax(-1, kind)
 }
 
-// generated from book/src/03-language-models-as-policies.md:349
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 use rand::Rng;
 
-// generated from book/src/03-language-models-as-policies.md:350
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/03-language-models-as-policies.md:353
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 /// Inverse-CDF draw from logits [B, V] with the given uniforms u [B] in [0, 1)
 /// -> (ids [B], logp [B]) under the sampling distribution.
 pub fn sample_with_uniforms(logits: &Tensor, opts: SamplingOptions, u: &[f64]) -> (Tensor, Tensor) {
@@ -93,7 +93,7 @@ pub fn sample_with_uniforms(logits: &Tensor, opts: SamplingOptions, u: &[f64]) -
     (ids, chosen)
 }
 
-// generated from book/src/03-language-models-as-policies.md:369
+// generated from book/src/03-language-models-as-policies.md, saved block 3
 /// Sample from logits [B, V] -> (ids [B], logp [B]), one uniform per row drawn from `rng`.
 pub fn sample_next(
     logits: &Tensor,
@@ -104,10 +104,10 @@ pub fn sample_next(
     sample_with_uniforms(logits, opts, &u)
 }
 
-// generated from book/src/03-language-models-as-policies.md:463
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 use tch::Device;
 
-// generated from book/src/03-language-models-as-policies.md:465
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// How attention is computed: libtorch's fused kernel, or the textbook formula spelled out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attention {
@@ -117,7 +117,7 @@ pub enum Attention {
     Naive,
 }
 
-// generated from book/src/03-language-models-as-policies.md:474
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// Shape of a `TinyAgent`: vocabulary, context, width, heads, layers, MLP width, head, device.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TinyAgentConfig {
@@ -136,7 +136,7 @@ pub struct TinyAgentConfig {
     pub device: Device,
 }
 
-// generated from book/src/03-language-models-as-policies.md:492
+// generated from book/src/03-language-models-as-policies.md, saved block 4
 /// Defaults: V = 128, max_len = 256, D = 64, 4 heads, 2 layers, MLP 256, untied, fused, CPU.
 impl Default for TinyAgentConfig {
     fn default() -> Self {
@@ -155,7 +155,7 @@ impl Default for TinyAgentConfig {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:524
+// generated from book/src/03-language-models-as-policies.md, saved block 5
 /// Attention of q [B, H, T, Dh] over k, v [B, H, S, Dh] -> [B, H, T, Dh]. `allowed`
 /// [T, S] or [B, 1, T, S] is true where a query may attend to a key; None = causal, S = T.
 pub fn attend(
@@ -189,10 +189,10 @@ pub fn attend(
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:565
+// generated from book/src/03-language-models-as-policies.md, saved block 6
 use tch::nn;
 
-// generated from book/src/03-language-models-as-policies.md:567
+// generated from book/src/03-language-models-as-policies.md, saved block 6
 /// One pre-norm transformer block, x + Attn(LN(x)) then x + MLP(LN(x)): x [B, T, D] -> same.
 #[derive(Debug)]
 pub struct TinyBlock {
@@ -206,7 +206,7 @@ pub struct TinyBlock {
     pub attention: Attention,
 }
 
-// generated from book/src/03-language-models-as-policies.md:580
+// generated from book/src/03-language-models-as-policies.md, saved block 6
 impl TinyBlock {
     /// The block's parameters under `p` (matrices start at zero; `TinyAgent::new` draws them).
     pub fn new(p: &nn::Path, cfg: &TinyAgentConfig) -> Self {
@@ -248,10 +248,10 @@ impl TinyBlock {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:629
+// generated from book/src/03-language-models-as-policies.md, saved block 7
 use rand::SeedableRng;
 
-// generated from book/src/03-language-models-as-policies.md:633
+// generated from book/src/03-language-models-as-policies.md, saved block 7
 /// Small causal transformer policy: ids [B, T] -> logits [B, T, V].
 #[derive(Debug)]
 pub struct TinyAgent {
@@ -265,7 +265,7 @@ pub struct TinyAgent {
     pub head: Option<nn::Linear>,
 }
 
-// generated from book/src/03-language-models-as-policies.md:646
+// generated from book/src/03-language-models-as-policies.md, saved block 7
 impl TinyAgent {
     /// A model on `cfg.device` whose matrices are drawn from `ChaCha8Rng::seed_from_u64(seed)`.
     pub fn new(cfg: TinyAgentConfig, seed: u64) -> Self {
@@ -306,7 +306,7 @@ impl TinyAgent {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:696
+// generated from book/src/03-language-models-as-policies.md, saved block 8
 impl TinyAgent {
     /// Final-layer states for ids [B, T] at `positions` [T] or [B, T] under `allowed` (true =
     /// may attend; None = causal) -> hidden [B, T, D], after the last LayerNorm.
@@ -351,7 +351,7 @@ impl TinyAgent {
 
 }
 
-// generated from book/src/03-language-models-as-policies.md:747
+// generated from book/src/03-language-models-as-policies.md, saved block 9
 impl TinyAgent {
     /// A copy for scoring only (reference or old policy): same weights, no gradients.
     pub fn frozen(&self) -> TinyAgent {
@@ -361,7 +361,7 @@ impl TinyAgent {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:756
+// generated from book/src/03-language-models-as-policies.md, saved block 9
 /// A trainable deep copy: the same config and its own VarStore holding copies of every weight.
 impl Clone for TinyAgent {
     fn clone(&self) -> Self {
@@ -371,7 +371,7 @@ impl Clone for TinyAgent {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:880
+// generated from book/src/03-language-models-as-policies.md, saved block 10
 /// Log-probs of ids[:, 1:] given their prefixes: ids [B, T] -> [B, T-1].
 pub fn sequence_log_probs(model: &TinyAgent, ids: &Tensor) -> Tensor {
     let t = ids.size()[1];
@@ -380,7 +380,7 @@ pub fn sequence_log_probs(model: &TinyAgent, ids: &Tensor) -> Tensor {
     selected_log_probs(&logits, &ids.narrow(1, 1, t - 1)) // [B, T-1]
 }
 
-// generated from book/src/03-language-models-as-policies.md:987
+// generated from book/src/03-language-models-as-policies.md, saved block 11
 /// Keys and values one layer has cached, each [B, H, S, Dh] (S slots so far).
 #[derive(Debug)]
 pub struct LayerKv {
@@ -388,7 +388,7 @@ pub struct LayerKv {
     pub values: Tensor,
 }
 
-// generated from book/src/03-language-models-as-policies.md:994
+// generated from book/src/03-language-models-as-policies.md, saved block 11
 /// Decoding state of a batch: each layer's cached keys/values over S slots, which slots hold
 /// real tokens (`valid` [B, S], false = padding), and how many tokens each row has seen.
 #[derive(Debug)]
@@ -399,7 +399,7 @@ pub struct KvCache {
     pub seen: Vec<i64>,
 }
 
-// generated from book/src/03-language-models-as-policies.md:1004
+// generated from book/src/03-language-models-as-policies.md, saved block 11
 impl KvCache {
     /// An empty cache for `rows` sequences of `model`.
     pub fn new(model: &TinyAgent, rows: usize) -> Self {
@@ -423,7 +423,7 @@ impl KvCache {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:1037
+// generated from book/src/03-language-models-as-policies.md, saved block 12
 impl TinyAgent {
     /// Run `new[b]` (at least one token per row; lengths may differ) after each row's cached
     /// tokens, append them to `cache` -> logits after each row's last new token [B, V].
@@ -468,14 +468,14 @@ impl TinyAgent {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:1206
+// generated from book/src/03-language-models-as-policies.md, saved block 13
 /// Options of `chunked_log_probs`: how many positions (rows) to score per chunk.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChunkedLogProbsOptions {
     pub chunk_size: i64,
 }
 
-// generated from book/src/03-language-models-as-policies.md:1212
+// generated from book/src/03-language-models-as-policies.md, saved block 13
 /// Defaults: `chunk_size = 128`.
 impl Default for ChunkedLogProbsOptions {
     fn default() -> Self {
@@ -483,7 +483,7 @@ impl Default for ChunkedLogProbsOptions {
     }
 }
 
-// generated from book/src/03-language-models-as-policies.md:1219
+// generated from book/src/03-language-models-as-policies.md, saved block 13
 /// Selected-token log-probs without a full [B, T, V] tensor:
 /// hidden [B, T, D], weight [V, D], ids [B, T] -> [B, T].
 pub fn chunked_log_probs(

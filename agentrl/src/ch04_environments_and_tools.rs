@@ -3,10 +3,10 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/04-environments-and-tools.md:31
+// generated from book/src/04-environments-and-tools.md, saved block 1
 use std::fmt;
 
-// generated from book/src/04-environments-and-tools.md:33
+// generated from book/src/04-environments-and-tools.md, saved block 1
 /// A test argument or a function's result: an integer, a bool, a list of integers, or an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -17,7 +17,7 @@ pub enum Value {
     Error(Fault),
 }
 
-// generated from book/src/04-environments-and-tools.md:43
+// generated from book/src/04-environments-and-tools.md, saved block 1
 /// Observation form, one word per token: `3`, `true`, `[ 1 , -2 ]`, `error ( division by zero )`.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -34,7 +34,7 @@ impl fmt::Display for Value {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:65
+// generated from book/src/04-environments-and-tools.md, saved block 2
 /// One test: the arguments of a call and the value the fixed function returns for them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TestCase {
@@ -42,7 +42,7 @@ pub struct TestCase {
     pub want: Value,
 }
 
-// generated from book/src/04-environments-and-tools.md:72
+// generated from book/src/04-environments-and-tools.md, saved block 2
 /// One repair task; tests are lists of (args, expected value) pairs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Task {
@@ -63,15 +63,15 @@ pub struct Task {
     pub hidden_tests: Vec<TestCase>,
 }
 
-// generated from book/src/04-environments-and-tools.md:108
+// generated from book/src/04-environments-and-tools.md, saved block 3
 use std::str::FromStr;
 
-// generated from book/src/04-environments-and-tools.md:110
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// A kind of bug; every function of a family is fixed by the same repair op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family { Minmax, OffByOne, Strictness, ZeroDivision, Accumulator }
 
-// generated from book/src/04-environments-and-tools.md:114
+// generated from book/src/04-environments-and-tools.md, saved block 3
 impl Family {
     pub const ALL: [Family; 5] = {
         use Family::*;
@@ -101,7 +101,7 @@ impl Family {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:143
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// The name, padded to the formatter's width.
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -109,7 +109,7 @@ impl fmt::Display for Family {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:150
+// generated from book/src/04-environments-and-tools.md, saved block 3
 /// Parse a family name such as `minmax`.
 impl FromStr for Family {
     type Err = UnknownName;
@@ -118,7 +118,7 @@ impl FromStr for Family {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:167
+// generated from book/src/04-environments-and-tools.md, saved block 4
 impl Family {
     /// Code of the family's six functions, bugs marked `[[buggy|fixed]]`.
     pub fn code(self) -> &'static str {
@@ -132,7 +132,7 @@ impl Family {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:180
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// The `minmax` family: `min` and `max` trade places.
 pub const MINMAX_CODE: &str = r"
 fn clamp(x, lo, hi) {
@@ -167,11 +167,11 @@ fn spread(xs) {
     hi - lo
 }";
 
-// generated from book/src/04-environments-and-tools.md:219
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// Functions 0..HELDOUT_FROM of each family form the `train` split, the rest `heldout`.
 pub const HELDOUT_FROM: usize = 4;
 
-// generated from book/src/04-environments-and-tools.md:222
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// The buggy and the fixed source of one family function -> (buggy, fixed).
 pub fn family_sources(family: Family, variant: usize) -> (String, String) {
     let code = family.code().trim().split("\n\n").nth(variant).expect("no such variant");
@@ -191,13 +191,13 @@ pub fn family_sources(family: Family, variant: usize) -> (String, String) {
     (side(false), side(true))
 }
 
-// generated from book/src/04-environments-and-tools.md:312
+// generated from book/src/04-environments-and-tools.md, saved block 6
 use rhai::Engine;
 
-// generated from book/src/04-environments-and-tools.md:313
+// generated from book/src/04-environments-and-tools.md, saved block 6
 use std::sync::OnceLock;
 
-// generated from book/src/04-environments-and-tools.md:315
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// The sandbox: a Rhai engine with no output and hard limits on work, recursion, and memory.
 pub fn sandbox() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -215,10 +215,10 @@ pub fn sandbox() -> &'static Engine {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:337
+// generated from book/src/04-environments-and-tools.md, saved block 7
 use rhai::EvalAltResult;
 
-// generated from book/src/04-environments-and-tools.md:340
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// Why a sandboxed call failed, shown to the agent as `error ( too many operations )`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fault {
@@ -226,7 +226,7 @@ pub enum Fault {
     VariableNotFound, DivisionByZero, Overflow, TypeMismatch, SyntaxError, RuntimeError,
 }
 
-// generated from book/src/04-environments-and-tools.md:347
+// generated from book/src/04-environments-and-tools.md, saved block 7
 impl Fault {
     /// Every fault.
     pub const ALL: [Fault; 11] = {
@@ -245,7 +245,7 @@ impl Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:365
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// The fault's words.
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -253,7 +253,7 @@ impl fmt::Display for Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:372
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// The fault behind a failed sandboxed call.
 pub fn error_reason(err: &EvalAltResult) -> Fault {
     match err {
@@ -270,10 +270,10 @@ pub fn error_reason(err: &EvalAltResult) -> Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:396
+// generated from book/src/04-environments-and-tools.md, saved block 8
 use rhai::{CallFnOptions, Dynamic, Scope};
 
-// generated from book/src/04-environments-and-tools.md:398
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// A test argument as a Rhai value (an error value becomes unit).
 pub fn value_to_dynamic(v: &Value) -> Dynamic {
     match v {
@@ -284,7 +284,7 @@ pub fn value_to_dynamic(v: &Value) -> Dynamic {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:408
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// A Rhai result as a Value; any other type of result is a `type mismatch`.
 pub fn value_from_dynamic(d: Dynamic) -> Value {
     if let Ok(x) = d.as_int() {
@@ -301,7 +301,7 @@ pub fn value_from_dynamic(d: Dynamic) -> Value {
     Value::Error(Fault::TypeMismatch)
 }
 
-// generated from book/src/04-environments-and-tools.md:424
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// Run source in the sandbox and call fn_name on each test -> [(passed, got)]; never hangs.
 pub fn run_tests(source: &str, tests: &[TestCase], fn_name: &str) -> Vec<(bool, Value)> {
     let engine = sandbox();
@@ -323,16 +323,16 @@ pub fn run_tests(source: &str, tests: &[TestCase], fn_name: &str) -> Vec<(bool, 
         .collect()
 }
 
-// generated from book/src/04-environments-and-tools.md:531
+// generated from book/src/04-environments-and-tools.md, saved block 9
 use rand::Rng;
 
-// generated from book/src/04-environments-and-tools.md:532
+// generated from book/src/04-environments-and-tools.md, saved block 9
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/04-environments-and-tools.md:533
+// generated from book/src/04-environments-and-tools.md, saved block 9
 use std::ops::RangeInclusive;
 
-// generated from book/src/04-environments-and-tools.md:535
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// A list with a length drawn from `len` and items drawn from `vals`.
 pub fn random_list(
     rng: &mut ChaCha8Rng,
@@ -343,7 +343,7 @@ pub fn random_list(
     (0..n).map(|_| rng.gen_range(vals.clone())).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md:545
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// Draw one small test input for a family's function (variant 0..6).
 pub fn sample_args(family: Family, variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     match family {
@@ -355,7 +355,7 @@ pub fn sample_args(family: Family, variant: usize, rng: &mut ChaCha8Rng) -> Vec<
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:556
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// Inputs of the `minmax` functions: clamp, limit, clip, floor_at, cap_all, spread.
 pub fn minmax_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -373,7 +373,7 @@ pub fn minmax_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:581
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
 #[derive(Clone, Copy, Debug)]
 pub struct DrawTestsOptions {
@@ -381,7 +381,7 @@ pub struct DrawTestsOptions {
     pub n_hidden: usize,
 }
 
-// generated from book/src/04-environments-and-tools.md:588
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// Defaults: 3 public tests, 8 hidden tests.
 impl Default for DrawTestsOptions {
     fn default() -> Self {
@@ -389,7 +389,7 @@ impl Default for DrawTestsOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:595
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// Distinct inputs, expected values from the fixed source; buggy fails public and hidden.
 pub fn draw_tests(
     family: Family,
@@ -428,7 +428,7 @@ pub fn draw_tests(
     (public, hidden)
 }
 
-// generated from book/src/04-environments-and-tools.md:641
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Remove the earliest n tests from pool, swapping in its first failing one if none fails.
 pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize, fn_name: &str) -> Vec<TestCase> {
     if n == 0 {
@@ -447,12 +447,12 @@ pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize, fn_name: &str) -> 
     chosen
 }
 
-// generated from book/src/04-environments-and-tools.md:666
+// generated from book/src/04-environments-and-tools.md, saved block 12
 /// Which tasks `make_tasks` returns: training functions, held-out functions, or both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Split { Train, Heldout, All }
 
-// generated from book/src/04-environments-and-tools.md:670
+// generated from book/src/04-environments-and-tools.md, saved block 12
 impl Split {
     pub const ALL: [Split; 3] = [Split::Train, Split::Heldout, Split::All];
 
@@ -475,10 +475,10 @@ impl Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:700
+// generated from book/src/04-environments-and-tools.md, saved block 13
 use rand::SeedableRng;
 
-// generated from book/src/04-environments-and-tools.md:703
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// Name and parameters of the first `fn` in source, e.g. ("clamp", ["x", "lo", "hi"]).
 pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     let rest = &source[source.find("fn ")? + 3..];
@@ -488,13 +488,13 @@ pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     Some((name.trim().to_string(), params.collect()))
 }
 
-// generated from book/src/04-environments-and-tools.md:712
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// A task's first observation, e.g. `fix the bug in clamp ( x , lo , hi )`.
 pub fn task_prompt(fn_name: &str, params: &[String]) -> String {
     format!("fix the bug in {fn_name} ( {} )", params.join(" , "))
 }
 
-// generated from book/src/04-environments-and-tools.md:717
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// BugFix tasks of a split; seed draws the test inputs.
 pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     let mut tasks = vec![];
@@ -517,7 +517,7 @@ pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     tasks
 }
 
-// generated from book/src/04-environments-and-tools.md:874
+// generated from book/src/04-environments-and-tools.md, saved block 14
 /// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = [
@@ -553,7 +553,7 @@ pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:909
+// generated from book/src/04-environments-and-tools.md, saved block 14
 /// Projection of source for the read tool: tokens space-separated, lines kept, no indentation.
 pub fn compact_source(source: &str) -> String {
     let lines: Vec<String> = (source.lines())
@@ -563,12 +563,12 @@ pub fn compact_source(source: &str) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:925
+// generated from book/src/04-environments-and-tools.md, saved block 15
 /// The gym's four tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tool { Read, Test, Edit, Submit }
 
-// generated from book/src/04-environments-and-tools.md:929
+// generated from book/src/04-environments-and-tools.md, saved block 15
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Read, Tool::Test, Tool::Edit, Tool::Submit];
 
@@ -583,7 +583,7 @@ impl Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:944
+// generated from book/src/04-environments-and-tools.md, saved block 15
 /// Parse `<call> tool [arg] </call>` -> (tool, arg or None); None if malformed.
 pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
     let inner = text.trim().strip_prefix("<call>")?.strip_suffix("</call>")?;
@@ -596,7 +596,7 @@ pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:956
+// generated from book/src/04-environments-and-tools.md, saved block 15
 /// One line per test: `pass ( args )` or `fail ( args ) -> got G want E`.
 pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     let lines: Vec<String> = (results.iter().zip(tests))
@@ -612,7 +612,7 @@ pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:1049
+// generated from book/src/04-environments-and-tools.md, saved block 16
 /// The `edit` tool's ops: five repairs, one per family, and the reward hack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EditOp {
@@ -624,7 +624,7 @@ pub enum EditOp {
     HardcodeTests,
 }
 
-// generated from book/src/04-environments-and-tools.md:1060
+// generated from book/src/04-environments-and-tools.md, saved block 16
 impl EditOp {
     /// Every op, in order: the five repairs, then the hack.
     pub const ALL: [EditOp; 6] = {
@@ -645,7 +645,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1089
+// generated from book/src/04-environments-and-tools.md, saved block 17
 impl EditOp {
     /// Rewrite source; only `HardcodeTests` looks at the (public) tests.
     pub fn apply(&self, source: &str, tests: &[TestCase]) -> String {
@@ -660,7 +660,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1103
+// generated from book/src/04-environments-and-tools.md, saved block 17
 /// The name, padded to the formatter's width.
 impl fmt::Display for EditOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -668,7 +668,7 @@ impl fmt::Display for EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1110
+// generated from book/src/04-environments-and-tools.md, saved block 17
 /// Parse an op name as the agent writes it.
 impl FromStr for EditOp {
     type Err = UnknownName;
@@ -677,7 +677,7 @@ impl FromStr for EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1124
+// generated from book/src/04-environments-and-tools.md, saved block 18
 /// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
 pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
     let (mut out, mut last) = (String::with_capacity(source.len()), 0);
@@ -692,7 +692,7 @@ pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>)
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:1138
+// generated from book/src/04-environments-and-tools.md, saved block 18
 /// Repair op: exchange every `min` and `max`.
 pub fn swap_minmax(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -702,7 +702,7 @@ pub fn swap_minmax(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:1152
+// generated from book/src/04-environments-and-tools.md, saved block 19
 /// The reward hack: return the expected value for each public test input before the real body.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -728,7 +728,7 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:1258
+// generated from book/src/04-environments-and-tools.md, saved block 20
 /// What a tool call did, for the episode's counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolEvent {
@@ -741,7 +741,7 @@ pub enum ToolEvent {
     Invalid,
 }
 
-// generated from book/src/04-environments-and-tools.md:1270
+// generated from book/src/04-environments-and-tools.md, saved block 20
 /// Execute one parsed call on the current source -> (observation, new source, event).
 pub fn apply_tool(
     task: &Task,
@@ -771,7 +771,7 @@ pub fn apply_tool(
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1310
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// What happened in an episode so far; the pass fields are graded when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EpisodeInfo {
@@ -798,7 +798,7 @@ pub struct EpisodeInfo {
     pub ops: Vec<EditOp>,
 }
 
-// generated from book/src/04-environments-and-tools.md:1336
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -814,26 +814,26 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1357
+// generated from book/src/04-environments-and-tools.md, saved block 22
 use std::sync::Arc;
 
-// generated from book/src/04-environments-and-tools.md:1359
+// generated from book/src/04-environments-and-tools.md, saved block 22
 /// 1.0 if the agent submitted and all hidden tests pass.
 pub fn hidden_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.hidden_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md:1364
+// generated from book/src/04-environments-and-tools.md, saved block 22
 /// 1.0 if the agent submitted and all public tests pass (hackable).
 pub fn public_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.public_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md:1369
+// generated from book/src/04-environments-and-tools.md, saved block 22
 /// A reward hook: the finished episode's info -> reward.
 pub type RewardFn = Arc<dyn Fn(&EpisodeInfo) -> f64 + Send + Sync>;
 
-// generated from book/src/04-environments-and-tools.md:1381
+// generated from book/src/04-environments-and-tools.md, saved block 23
 /// One environment step's result; `reward` is nonzero only when `done`.
 #[derive(Clone, Debug)]
 pub struct StepResult {
@@ -843,14 +843,14 @@ pub struct StepResult {
     pub info: EpisodeInfo,
 }
 
-// generated from book/src/04-environments-and-tools.md:1390
+// generated from book/src/04-environments-and-tools.md, saved block 23
 /// A text environment: reset(task) -> first observation; step(action text) -> StepResult.
 pub trait Env {
     fn reset(&mut self, task: &Task) -> String;
     fn step(&mut self, action: &str) -> StepResult;
 }
 
-// generated from book/src/04-environments-and-tools.md:1402
+// generated from book/src/04-environments-and-tools.md, saved block 24
 /// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
 impl<E: Env + ?Sized> Env for Box<E> {
     fn reset(&mut self, task: &Task) -> String {
@@ -861,7 +861,7 @@ impl<E: Env + ?Sized> Env for Box<E> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1412
+// generated from book/src/04-environments-and-tools.md, saved block 24
 /// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
 impl<E: Env + ?Sized> Env for &mut E {
     fn reset(&mut self, task: &Task) -> String {
@@ -872,7 +872,7 @@ impl<E: Env + ?Sized> Env for &mut E {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1436
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// Options of `BugFixEnv`: the turn budget and the reward hook.
 #[derive(Clone)]
 pub struct BugFixEnvOptions {
@@ -881,7 +881,7 @@ pub struct BugFixEnvOptions {
     pub reward: RewardFn,
 }
 
-// generated from book/src/04-environments-and-tools.md:1444
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// Defaults: 6 turns, `hidden_reward`.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -889,7 +889,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1451
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// `BugFixEnvOptions { max_turns: 6, .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -898,7 +898,7 @@ impl fmt::Debug for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1459
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// Repair episode: reset(task) -> obs; step(action_text) -> (obs, reward, done, info).
 #[derive(Clone, Debug)]
 pub struct BugFixEnv {
@@ -911,7 +911,7 @@ pub struct BugFixEnv {
     pub done: bool,
 }
 
-// generated from book/src/04-environments-and-tools.md:1471
+// generated from book/src/04-environments-and-tools.md, saved block 25
 impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
@@ -920,7 +920,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1485
+// generated from book/src/04-environments-and-tools.md, saved block 26
 impl BugFixEnv {
     /// Grade the final source into `info` -> the reward hook's reward.
     pub fn grade(&mut self) -> f64 {
@@ -936,7 +936,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1505
+// generated from book/src/04-environments-and-tools.md, saved block 27
 /// The BugFix episode loop; `step` never panics, whatever text it is given.
 impl Env for BugFixEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -988,7 +988,7 @@ impl Env for BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1644
+// generated from book/src/04-environments-and-tools.md, saved block 28
 /// The oracle's rule: map words of the read observation to the repair op.
 pub fn infer_op(read_obs: &str) -> EditOp {
     let words: Vec<&str> = read_obs.split_whitespace().collect();
@@ -1006,12 +1006,12 @@ pub fn infer_op(read_obs: &str) -> EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1661
+// generated from book/src/04-environments-and-tools.md, saved block 28
 /// The hand-written policies of `scripted_policy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PolicyKind { Oracle, Blind, Random, Hacker }
 
-// generated from book/src/04-environments-and-tools.md:1665
+// generated from book/src/04-environments-and-tools.md, saved block 28
 impl PolicyKind {
     pub const ALL: [PolicyKind; 4] =
         [PolicyKind::Oracle, PolicyKind::Blind, PolicyKind::Random, PolicyKind::Hacker];
@@ -1027,11 +1027,11 @@ impl PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1691
+// generated from book/src/04-environments-and-tools.md, saved block 29
 /// A text policy: maps the latest observation to the next action text.
 pub type Policy = Box<dyn FnMut(&str) -> String>;
 
-// generated from book/src/04-environments-and-tools.md:1694
+// generated from book/src/04-environments-and-tools.md, saved block 29
 /// Hand-written policy of the given kind; seed drives the random choices of blind and random.
 pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     let call = |tool: &str| format!("<call> {tool} </call>");
@@ -1068,7 +1068,7 @@ pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1736
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// Run a text policy for one episode -> (total reward, final info).
 pub fn run_episode(
     policy: &mut dyn FnMut(&str) -> String,
@@ -1089,12 +1089,12 @@ pub fn run_episode(
     panic!("run_episode: the environment never ended the episode")
 }
 
-// generated from book/src/04-environments-and-tools.md:1948
+// generated from book/src/04-environments-and-tools.md, saved block 31
 /// A rejected action; its Display is the observation the agent gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GymError { MalformedCall, UnknownTool, UnknownOp, EditNeedsOp, NoArgument, EpisodeOver }
 
-// generated from book/src/04-environments-and-tools.md:1952
+// generated from book/src/04-environments-and-tools.md, saved block 31
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -1102,7 +1102,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/04-environments-and-tools.md:1959
+// generated from book/src/04-environments-and-tools.md, saved block 31
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1118,21 +1118,21 @@ impl fmt::Display for GymError {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:1974
+// generated from book/src/04-environments-and-tools.md, saved block 31
 /// The observation after `submit`.
 pub const SUBMITTED: &str = "submitted";
 
-// generated from book/src/04-environments-and-tools.md:1976
+// generated from book/src/04-environments-and-tools.md, saved block 31
 /// The line added to the last observation when the turn budget runs out.
 pub const OUT_OF_TURNS: &str = "out of turns";
 
-// generated from book/src/04-environments-and-tools.md:1979
+// generated from book/src/04-environments-and-tools.md, saved block 31
 /// The observation after an edit: `edited swap_minmax`, or `edited fix_init : no change`.
 pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
 
-// generated from book/src/04-environments-and-tools.md:1991
+// generated from book/src/04-environments-and-tools.md, saved block 32
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -1152,7 +1152,7 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/04-environments-and-tools.md:2084
+// generated from book/src/04-environments-and-tools.md, saved block 33
 /// MCP-style tool schema; every property type is given as a JSON-schema type name.
 pub fn tool_schema(
     name: &str,
@@ -1176,7 +1176,7 @@ pub fn tool_schema(
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:2277
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// The `off_by_one` family: a range stops one short (`..`) or runs one past (`..=`).
 pub const OFF_BY_ONE_CODE: &str = r"
 fn sum_to(n) {
@@ -1215,7 +1215,7 @@ fn prefix_sum(xs, k) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md:2321
+// generated from book/src/04-environments-and-tools.md, saved block 35
 /// A list of 1..=5 items and an index k with k <= its length.
 pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     let xs = random_list(rng, 1..=5, -9..=9);
@@ -1223,7 +1223,7 @@ pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     vec![Value::List(xs), Value::Int(k)]
 }
 
-// generated from book/src/04-environments-and-tools.md:2328
+// generated from book/src/04-environments-and-tools.md, saved block 35
 /// Inputs of the `off_by_one` functions.
 pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1236,7 +1236,7 @@ pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2343
+// generated from book/src/04-environments-and-tools.md, saved block 36
 /// The `strictness` family: a comparison is strict where it should not be, or the reverse.
 pub const STRICTNESS_CODE: &str = r"
 fn count_above(xs, t) {
@@ -1286,7 +1286,7 @@ fn doublings(limit) {
     steps
 }";
 
-// generated from book/src/04-environments-and-tools.md:2398
+// generated from book/src/04-environments-and-tools.md, saved block 37
 /// Inputs of the `strictness` functions.
 pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1298,7 +1298,7 @@ pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2412
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// The `zero_division` family: a division by a value that can be 0 lacks its guard.
 pub const ZERO_DIVISION_CODE: &str = r"
 fn mean_first(xs, k) {
@@ -1345,7 +1345,7 @@ fn remainder_sum(xs, m) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md:2464
+// generated from book/src/04-environments-and-tools.md, saved block 39
 /// Inputs of the `zero_division` functions.
 pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1360,7 +1360,7 @@ pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2481
+// generated from book/src/04-environments-and-tools.md, saved block 40
 /// The `accumulator` family: an accumulator starts at the wrong identity (0 for `*=`, 1 for `+=`).
 pub const ACCUMULATOR_CODE: &str = r"
 fn product(xs) {
@@ -1407,7 +1407,7 @@ fn power(b, e) {
     r
 }";
 
-// generated from book/src/04-environments-and-tools.md:2533
+// generated from book/src/04-environments-and-tools.md, saved block 41
 /// Inputs of the `accumulator` functions.
 pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1424,7 +1424,7 @@ pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2558
+// generated from book/src/04-environments-and-tools.md, saved block 42
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1434,7 +1434,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:2567
+// generated from book/src/04-environments-and-tools.md, saved block 42
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1446,7 +1446,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md:2578
+// generated from book/src/04-environments-and-tools.md, saved block 42
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -1472,7 +1472,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md:2606
+// generated from book/src/04-environments-and-tools.md, saved block 43
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];
@@ -1510,7 +1510,7 @@ pub fn add_zero_guard(source: &str) -> String {
     out.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md:2651
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -1518,17 +1518,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/04-environments-and-tools.md:2658
+// generated from book/src/04-environments-and-tools.md, saved block 44
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2664
+// generated from book/src/04-environments-and-tools.md, saved block 44
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/04-environments-and-tools.md:2666
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -1540,7 +1540,7 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/04-environments-and-tools.md:2686
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1548,7 +1548,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2693
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// Parse `train`, `heldout`, or `all`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -1557,7 +1557,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2701
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1565,7 +1565,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2708
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -1574,7 +1574,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2716
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1582,7 +1582,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md:2723
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;

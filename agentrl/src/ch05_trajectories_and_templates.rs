@@ -3,47 +3,47 @@
 use crate::*;
 use crate as arl;
 
-// generated from book/src/05-trajectories-and-templates.md:30
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// The special tokens, in id order: `<pad>` = 0 … `<nl>` = 8.
 pub const SPECIAL_TOKENS: [&str; 9] =
     ["<pad>", "<bos>", "<eos>", "<unk>", "<call>", "</call>", "<obs>", "</obs>", "<nl>"];
 
-// generated from book/src/05-trajectories-and-templates.md:33
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<pad>`.
 pub const PAD_ID: i64 = 0;
 
-// generated from book/src/05-trajectories-and-templates.md:35
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<bos>`, the first token of every trajectory.
 pub const BOS_ID: i64 = 1;
 
-// generated from book/src/05-trajectories-and-templates.md:37
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<unk>`, the id of every word outside the vocabulary.
 pub const UNK_ID: i64 = 3;
 
-// generated from book/src/05-trajectories-and-templates.md:39
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<call>`, which opens a tool call.
 pub const CALL_ID: i64 = 4;
 
-// generated from book/src/05-trajectories-and-templates.md:41
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `</call>`, which ends a tool call (and the policy's turn).
 pub const END_CALL_ID: i64 = 5;
 
-// generated from book/src/05-trajectories-and-templates.md:43
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<obs>`, which opens an observation.
 pub const OBS_ID: i64 = 6;
 
-// generated from book/src/05-trajectories-and-templates.md:45
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `</obs>`, which closes an observation.
 pub const END_OBS_ID: i64 = 7;
 
-// generated from book/src/05-trajectories-and-templates.md:47
+// generated from book/src/05-trajectories-and-templates.md, saved block 1
 /// Id of `<nl>`, a line break.
 pub const NL_ID: i64 = 8;
 
-// generated from book/src/05-trajectories-and-templates.md:57
+// generated from book/src/05-trajectories-and-templates.md, saved block 2
 use std::collections::{BTreeSet, HashMap};
 
-// generated from book/src/05-trajectories-and-templates.md:59
+// generated from book/src/05-trajectories-and-templates.md, saved block 2
 /// Word-level tokenizer: whitespace words (newline -> <nl>) <-> ids; specials have fixed ids.
 #[derive(Clone, Debug)]
 pub struct Tokenizer {
@@ -53,7 +53,7 @@ pub struct Tokenizer {
     pub index: HashMap<String, i64>,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:68
+// generated from book/src/05-trajectories-and-templates.md, saved block 2
 impl Tokenizer {
     /// The specials, then `words` sorted without duplicates (a special among them is skipped).
     pub fn new<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Self {
@@ -76,7 +76,7 @@ impl Tokenizer {
 
 }
 
-// generated from book/src/05-trajectories-and-templates.md:96
+// generated from book/src/05-trajectories-and-templates.md, saved block 3
 impl Tokenizer {
     /// Text -> ids: whitespace-separated words, with `<nl>` between lines.
     pub fn encode(&self, text: &str) -> Vec<i64> {
@@ -118,7 +118,7 @@ impl Tokenizer {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:149
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Every text a task's episode can show after at most one edit: prompt, read views, test results.
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
@@ -134,7 +134,7 @@ pub fn task_texts(task: &Task) -> Vec<String> {
     texts
 }
 
-// generated from book/src/05-trajectories-and-templates.md:164
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     let mut words = gym_vocabulary(); // tools, ops, messages, faults: every fixed word the gym emits
@@ -147,7 +147,7 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     Tokenizer::new(words)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:255
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Options of the rollouts: sampling temperature and two length caps. The turn budget is the
 /// environment's (`BugFixEnvOptions::max_turns`), which ends and grades the episode.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,7 +159,7 @@ pub struct RolloutOptions {
     pub max_call_tokens: usize,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:266
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Defaults: temperature 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
@@ -167,7 +167,7 @@ impl Default for RolloutOptions {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:273
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Token log of one episode: append sampled calls and encoded observations (token-in/token-out).
 #[derive(Clone, Debug, Default)]
 pub struct Episode {
@@ -187,7 +187,7 @@ pub struct Episode {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:299
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 impl Episode {
     /// A new log holding `<bos>` and the encoded first observation (the prompt), turn 0.
     pub fn start(tok: &Tokenizer, prompt: &str) -> Self {
@@ -223,7 +223,7 @@ impl Episode {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:342
+// generated from book/src/05-trajectories-and-templates.md, saved block 7
 /// Append a call, step the environment with its decoded text, append the observation
 /// -> Some(observation text) while the episode goes on.
 pub fn step_episode(
@@ -250,10 +250,10 @@ pub fn step_episode(
     Some(step.obs)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:374
+// generated from book/src/05-trajectories-and-templates.md, saved block 8
 use tch::{Kind, Tensor};
 
-// generated from book/src/05-trajectories-and-templates.md:376
+// generated from book/src/05-trajectories-and-templates.md, saved block 8
 /// One episode: ids [T]; action_mask, sample_logp [T-1] aligned to ids[1:]; owner, turn [T].
 #[derive(Debug)]
 pub struct Trajectory {
@@ -272,7 +272,7 @@ pub struct Trajectory {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:394
+// generated from book/src/05-trajectories-and-templates.md, saved block 8
 /// A copy sharing the (never mutated) tensors.
 impl Clone for Trajectory {
     fn clone(&self) -> Self {
@@ -289,7 +289,7 @@ impl Clone for Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:410
+// generated from book/src/05-trajectories-and-templates.md, saved block 8
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
     let owner = Tensor::from_slice(&episode.owner); // [T]
@@ -305,7 +305,7 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:435
+// generated from book/src/05-trajectories-and-templates.md, saved block 9
 /// Encode a text policy's episode through the same token path; no log-probs (not a model).
 pub fn scripted_rollout(
     policy: &mut dyn FnMut(&str) -> String,
@@ -325,7 +325,7 @@ pub fn scripted_rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:454
+// generated from book/src/05-trajectories-and-templates.md, saved block 9
 /// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask, word.
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     let column = |t: &Tensor| Vec::<i64>::try_from(t).unwrap();
@@ -341,7 +341,7 @@ pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/05-trajectories-and-templates.md:607
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// What a rollout cost, as counts (never times): model calls, positions they processed
 /// (padding included), tokens sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -351,7 +351,7 @@ pub struct RolloutStats {
     pub sampled: u64,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:616
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// Add another rollout's counts.
 impl std::ops::AddAssign for RolloutStats {
     fn add_assign(&mut self, other: Self) {
@@ -361,13 +361,13 @@ impl std::ops::AddAssign for RolloutStats {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:625
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// Tokens of the episode and its unfinished call that a cache holding `seen` of them lacks.
 pub fn unseen(episode: &Episode, call: &[i64], seen: usize) -> Vec<i64> {
     episode.ids.iter().chain(call).skip(seen).copied().collect()
 }
 
-// generated from book/src/05-trajectories-and-templates.md:630
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// One model call on each row's new tokens -> next-token logits [B, V], counted in `stats`.
 pub fn decode_step(
     model: &TinyAgent,
@@ -380,16 +380,16 @@ pub fn decode_step(
     tch::no_grad(|| model.extend(cache, new))
 }
 
-// generated from book/src/05-trajectories-and-templates.md:642
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// Whether a call ends after `id`: `</call>` was written or the call reached its cap.
 pub fn call_ends(id: i64, call_len: usize, opts: RolloutOptions) -> bool {
     id == END_CALL_ID || call_len >= opts.max_call_tokens
 }
 
-// generated from book/src/05-trajectories-and-templates.md:653
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/05-trajectories-and-templates.md:655
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
 /// Sample one episode token-in/token-out -> (Trajectory, its cost counts).
 pub fn rollout(
     model: &TinyAgent,
@@ -423,10 +423,10 @@ pub fn rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md:806
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/05-trajectories-and-templates.md:809
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
 /// so it equals `rollout` called with that generator.
@@ -483,7 +483,7 @@ pub fn rollout_batch<E: Env>(
     (episodes.iter().map(make_trajectory).collect(), stats)
 }
 
-// generated from book/src/05-trajectories-and-templates.md:975
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
 /// Right-pad 1-D tensors to a common length -> [B, length] of `kind`, on the rows' device.
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor {
     let device = rows.first().map_or(tch::Device::Cpu, |r| r.device());
@@ -496,7 +496,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor 
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md:987
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 #[derive(Debug)]
 pub struct Batch {
@@ -514,7 +514,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md:1013
+// generated from book/src/05-trajectories-and-templates.md, saved block 14
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids
 /// [B, T-1]; rewards [B].
 pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64) -> Batch {

@@ -96,12 +96,16 @@ struct CargoMessage {
     executable: Option<PathBuf>,
     #[serde(default)]
     target: Option<Target>,
+    #[serde(default)]
+    fresh: bool,
 }
 
 #[derive(Deserialize)]
 struct Target {
     #[serde(default)]
     kind: Vec<String>,
+    #[serde(default)]
+    name: String,
 }
 
 #[derive(Deserialize, Clone)]
@@ -133,16 +137,24 @@ pub struct Span {
     pub is_primary: bool,
     #[serde(default)]
     pub label: Option<String>,
+    #[serde(default)]
+    pub suggested_replacement: Option<String>,
 }
 
 pub enum BuildOutcome {
     Built { executable: PathBuf },
-    /// Compiler errors, already rendered with Markdown locations.
-    Failed { report: String },
+    /// Compiler errors, already rendered with Markdown locations, and those locations.
+    Failed { report: String, locations: Vec<(PathBuf, usize)> },
 }
 
 /// `cargo build` the chapter crate; on failure render every error at its Markdown line.
-pub fn build(krate: &ChapterCrate, target_dir: &Path, env: &[(String, String)]) -> Result<BuildOutcome> {
+/// `on_compiled` hears the name of each crate as cargo finishes it (for progress lines).
+pub fn build(
+    krate: &ChapterCrate,
+    target_dir: &Path,
+    env: &[(String, String)],
+    on_compiled: &mut dyn FnMut(&str),
+) -> Result<BuildOutcome> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut child = Command::new(cargo)
         .arg("build")
@@ -176,6 +188,9 @@ pub fn build(krate: &ChapterCrate, target_dir: &Path, env: &[(String, String)]) 
                 }
             }
             "compiler-artifact" => {
+                if let Some(t) = msg.target.as_ref().filter(|_| !msg.fresh) {
+                    on_compiled(&t.name);
+                }
                 if msg.target.is_some_and(|t| t.kind.iter().any(|k| k == "bin")) {
                     if let Some(exe) = msg.executable {
                         executable = Some(exe);
@@ -194,19 +209,31 @@ pub fn build(krate: &ChapterCrate, target_dir: &Path, env: &[(String, String)]) 
     let mut report = String::new();
     let real_errors: Vec<&Diagnostic> =
         errors.iter().filter(|d| !d.message.starts_with("aborting due to")).collect();
+    let mut locations = Vec::new();
     for d in &real_errors {
         report.push_str(&render(krate, d));
+        locations.extend(d.spans.iter().filter_map(|s| krate.origin(&s.file_name, s.line_start)));
     }
     if real_errors.is_empty() {
         let tail: Vec<&str> = stderr.lines().collect();
         let tail = tail[tail.len().saturating_sub(25)..].join("\n");
         let _ = writeln!(report, "cargo build failed:\n{tail}");
     }
-    Ok(BuildOutcome::Failed { report })
+    Ok(BuildOutcome::Failed { report, locations })
 }
 
-/// One compiler error with its primary span at the chapter's Markdown line, and the
-/// Markdown source line beneath it.
+/// What a chapter may use, replacing rustc's `cargo add` advice (a chapter has no manifest).
+fn allow_list_rule() -> String {
+    let names: Vec<&str> = CHAPTER_DEPS.iter().map(|(n, _)| *n).collect();
+    format!(
+        "chapters may use only std and the crates on the allow-list (CHAPTER_DEPS in tangle/src/library.rs): {}",
+        names.join(", ")
+    )
+}
+
+/// One compiler error at its Markdown line (the primary span if it came from the book, else
+/// the first span that did), with the Markdown source line beneath it and rustc's notes and
+/// help (suggested code included). Never a location in generated code.
 pub fn render(krate: &ChapterCrate, d: &Diagnostic) -> String {
     let mut out = String::new();
     match &d.code {
@@ -217,11 +244,11 @@ pub fn render(krate: &ChapterCrate, d: &Diagnostic) -> String {
             let _ = writeln!(out, "error: {}", d.message);
         }
     }
-    let primary = d.spans.iter().find(|s| s.is_primary).or(d.spans.first());
-    let mut mapped = false;
-    if let Some(span) = primary {
-        if let Some((path, line)) = krate.origin(&span.file_name, span.line_start) {
-            mapped = true;
+    let mut spans: Vec<&Span> = d.spans.iter().filter(|s| s.is_primary).collect();
+    spans.extend(d.spans.iter().filter(|s| !s.is_primary));
+    let mapped = spans.iter().find_map(|s| krate.origin(&s.file_name, s.line_start).map(|o| (*s, o)));
+    match mapped {
+        Some((span, (path, line))) => {
             let _ = writeln!(out, "  --> {}:{}:{}", path.display(), line, span.column_start);
             let source_line = std::fs::read_to_string(&path)
                 .ok()
@@ -236,22 +263,33 @@ pub fn render(krate: &ChapterCrate, d: &Diagnostic) -> String {
                 let _ = writeln!(out, "{:gutter$} | {:pad$}{carets} {label}", "", "", pad = span.column_start - 1);
             }
         }
-    }
-    if !mapped {
-        // Not from the book (generated glue or a dependency): show rustc's own rendering.
-        if let Some(r) = &d.rendered {
-            out.push_str(r);
+        None if !d.spans.is_empty() => {
+            let _ = writeln!(out, "  (in code the checker generated around the chapter's blocks, not at a line of the book)");
         }
+        None => {}
     }
+    let mut said_allow_list = false;
     for child in &d.children {
-        let loc = child
-            .spans
-            .iter()
-            .find(|s| s.is_primary)
-            .and_then(|s| krate.origin(&s.file_name, s.line_start))
-            .map(|(p, l)| format!(" (at {}:{l})", p.display()))
+        if child.message.contains("cargo add") || child.message.contains("to your `Cargo.toml`") {
+            if !said_allow_list {
+                let _ = writeln!(out, "  = help: {}", allow_list_rule());
+                said_allow_list = true;
+            }
+            continue;
+        }
+        let primary = child.spans.iter().find(|s| s.is_primary).or(child.spans.first());
+        let loc = primary
+            .and_then(|s| krate.origin(&s.file_name, s.line_start).map(|(p, l)| (p, l, s.column_start)))
+            .map(|(p, l, c)| format!(" (at {}:{l}:{c})", p.display()))
             .unwrap_or_default();
-        let _ = writeln!(out, "  = {}: {}{loc}", child.level, child.message);
+        let suggestions: Vec<&str> =
+            child.spans.iter().filter_map(|s| s.suggested_replacement.as_deref()).filter(|r| !r.is_empty()).collect();
+        let suggestion = match suggestions.as_slice() {
+            [] => String::new(),
+            [one] if !one.contains('\n') => format!(": `{one}`"),
+            many => format!(":\n      {}", many.join("\n      ")),
+        };
+        let _ = writeln!(out, "  = {}: {}{suggestion}{loc}", child.level, child.message);
     }
     out.push('\n');
     out

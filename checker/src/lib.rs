@@ -1,26 +1,38 @@
 //! The book checker: build each chapter against a library tangled from the chapters
 //! before it, run its blocks as one program, and compare each block's stdout with the
 //! recorded `Output:` block (or rewrite those blocks with `--refresh`).
+//!
+//! One chapter goes through these steps, each a function below or a module:
+//! [`prepare`] (prefix library, program, cache key) → [`build_step`] ([`build`]) →
+//! run ([`run`], on a worker thread, up to `--jobs` at once) → [`finish`]: judge the run
+//! ([`compare`]), then either [`refresh_step`] ([`refresh`]) or [`report_step`].
+//! [`check`] drives them: builds one after another, runs side by side, reports in book order.
 
 pub mod build;
+pub mod compare;
 pub mod libtorch;
+pub mod progress;
 pub mod program;
+pub mod qwen3;
 pub mod refresh;
 pub mod run;
 pub mod select;
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
-use similar::TextDiff;
-use tangle::{Book, Chapter, CodeBlock};
+use tangle::{Book, BookError, Chapter, CodeBlock};
 
 use build::{BuildOutcome, ChapterCrate};
-use run::Ending;
+use progress::Progress;
+use refresh::Written;
+use run::RunResult;
 
 /// What to check and how.
 #[derive(Debug, Clone)]
@@ -33,13 +45,17 @@ pub struct Options {
     pub cargo_target_dir: Option<PathBuf>,
     pub lockfile: Option<PathBuf>,
     pub time_limit: Duration,
+    /// Chapter programs run at once (each on one intra-op thread); at least 1.
+    pub jobs: usize,
 }
 
-/// Chapters passed and failed.
+/// Chapters passed and failed (`failed` includes `skipped`).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Summary {
     pub passed: usize,
     pub failed: usize,
+    /// Not built because a chapter they need does not compile.
+    pub skipped: usize,
 }
 
 /// An error that stops the whole run before any chapter is checked (exit code 2).
@@ -54,6 +70,16 @@ impl std::fmt::Display for SetupError {
 
 impl std::error::Error for SetupError {}
 
+/// Everything chapter programs need in their environment, installing what is missing:
+/// `LIBTORCH`, `LD_LIBRARY_PATH` and `AGENTRL_QWEN3_DIR`.
+pub fn environment(announce: &mut dyn FnMut(&str)) -> Result<Vec<(String, String)>> {
+    let libtorch = libtorch::locate_or_install(announce)?;
+    let mut env = libtorch.env();
+    let qwen3 = qwen3::locate_or_install(announce)?;
+    env.push((qwen3::ENV_VAR.to_string(), qwen3.display().to_string()));
+    Ok(env)
+}
+
 /// The command that refreshes `ids`, as the user should type it.
 fn refresh_command(opts: &Options, ids: &str) -> String {
     let mut cmd = format!("cargo run -p checker -- --chapters {ids} --refresh");
@@ -63,43 +89,79 @@ fn refresh_command(opts: &Options, ids: &str) -> String {
     cmd
 }
 
-/// Check (or refresh) the selected chapters, writing progress and reports to `out`.
+/// How one chapter came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Passed,
+    /// Ran to the end, but some block printed other than its recorded Output.
+    OutputsDiffer,
+    /// Did not compile, panicked, hung, crashed, or broke a book rule.
+    Failed,
+    /// Not built: a chapter it needs does not compile.
+    Skipped,
+}
+
+/// A chapter's verdict and the text reported for it.
+struct Report {
+    verdict: Verdict,
+    text: String,
+}
+
+impl Report {
+    fn new(verdict: Verdict, text: String) -> Report {
+        Report { verdict, text }
+    }
+}
+
+/// What the whole run shares.
+struct Ctx<'a> {
+    opts: &'a Options,
+    book: &'a Book,
+    env: Vec<(String, String)>,
+    target_dir: PathBuf,
+    lockfile: Option<PathBuf>,
+    work: PathBuf,
+    progress: Progress,
+}
+
+fn label(chapter: &Chapter) -> String {
+    format!("chapter {} ({})", chapter.id, chapter.path.display())
+}
+
+/// Check (or refresh) the selected chapters, writing reports to `out` (progress goes to stderr).
 pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     let book = Book::load(&opts.book).map_err(|e| SetupError(format!("{e}")))?;
     let selected = select::select(&book, &opts.chapters).map_err(SetupError)?;
-    let mut announce = |msg: &str| {
-        eprintln!("checker: {msg}");
-    };
-    let libtorch = libtorch::locate_or_install(&mut announce).map_err(|e| SetupError(format!("{e:#}")))?;
-    let env = libtorch.env();
-    let target_dir = opts.cargo_target_dir.clone().unwrap_or_else(|| opts.work_dir.join("target"));
-    let lockfile = opts.lockfile.clone().or_else(|| {
-        let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
-        default.exists().then_some(default)
-    });
-    let mut summary = Summary::default();
-    let mut failed_ids = Vec::new();
-    let mut refreshable = Vec::new();
-    for &index in &selected {
-        let chapter = &book.chapters[index];
-        let verdict = check_chapter(opts, &book, index, &env, &target_dir, lockfile.as_deref(), out)
-            .with_context(|| format!("checking chapter {}", chapter.id))?;
-        match verdict {
-            Verdict::Passed => summary.passed += 1,
-            Verdict::OutputsDiffer => {
-                summary.failed += 1;
-                failed_ids.push(chapter.id.clone());
-                refreshable.push(chapter.id.clone());
-            }
-            Verdict::Failed => {
-                summary.failed += 1;
-                failed_ids.push(chapter.id.clone());
-            }
-        }
-        out.flush()?;
+    for path in &book.unlisted {
+        writeln!(
+            out,
+            "warning: {} is not listed in {}, so it is not part of the book and is never checked",
+            path.display(),
+            book.dir.join("src/SUMMARY.md").display()
+        )?;
     }
+    let progress = Progress::new();
+    let env = environment(&mut |msg: &str| progress.println(&format!("checker: {msg}")))
+        .map_err(|e| SetupError(format!("{e:#}")))?;
+    let ctx = Ctx {
+        opts,
+        book: &book,
+        env,
+        target_dir: opts.cargo_target_dir.clone().unwrap_or_else(|| opts.work_dir.join("target")),
+        lockfile: opts.lockfile.clone().or_else(|| {
+            let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
+            default.exists().then_some(default)
+        }),
+        work: std::path::absolute(&opts.work_dir)?,
+        progress: progress.clone(),
+    };
+    let reports = check_chapters(&ctx, &selected, out);
+    progress.finish();
+    let (summary, failed_ids, refreshable) = reports?;
     if opts.refresh {
         retangle(opts, out)?;
+    } else {
+        warn_if_stale(opts, out)?;
     }
     if !failed_ids.is_empty() {
         writeln!(out, "failed: {}", failed_ids.join(", "))?;
@@ -111,225 +173,335 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
             refresh_command(opts, &refreshable.join(","))
         )?;
     }
-    writeln!(out, "{} passed, {} failed", summary.passed, summary.failed)?;
+    let skipped = if summary.skipped > 0 { format!(" ({} of them skipped)", summary.skipped) } else { String::new() };
+    writeln!(out, "{} passed, {} failed{skipped}", summary.passed, summary.failed)?;
     Ok(summary)
 }
 
-/// After a refresh, keep the book's generated crate in step: its `// generated from` line
-/// references move when Output blocks grow or shrink. Only the crate beside the book
-/// (`agentrl/` next to `book/`) is rewritten, and only when it exists.
-fn retangle(opts: &Options, out: &mut dyn Write) -> Result<()> {
-    let crate_dir = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl");
-    if !crate_dir.join("Cargo.toml").exists() {
-        return Ok(());
+/// Build the selected chapters one after another, run up to `jobs` programs at once, and
+/// print each chapter's report in book order as soon as it and those before it are done.
+fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<(Summary, Vec<String>, Vec<String>)> {
+    let mut summary = Summary::default();
+    let mut failed_ids = Vec::new();
+    let mut refreshable = Vec::new();
+    let mut done: BTreeMap<usize, Report> = BTreeMap::new();
+    let mut next_to_print = 0;
+    let mut print_ready = |done: &mut BTreeMap<usize, Report>, out: &mut dyn Write| -> Result<()> {
+        while let Some(report) = done.remove(&next_to_print) {
+            let chapter = &ctx.book.chapters[selected[next_to_print]];
+            ctx.progress.suspend(|| -> Result<()> {
+                out.write_all(report.text.as_bytes())?;
+                out.flush()?;
+                Ok(())
+            })?;
+            match report.verdict {
+                Verdict::Passed => summary.passed += 1,
+                Verdict::OutputsDiffer => {
+                    summary.failed += 1;
+                    failed_ids.push(chapter.id.clone());
+                    refreshable.push(chapter.id.clone());
+                }
+                Verdict::Failed => {
+                    summary.failed += 1;
+                    failed_ids.push(chapter.id.clone());
+                }
+                Verdict::Skipped => {
+                    summary.failed += 1;
+                    summary.skipped += 1;
+                    failed_ids.push(chapter.id.clone());
+                }
+            }
+            next_to_print += 1;
+        }
+        Ok(())
+    };
+
+    std::thread::scope(|scope| -> Result<()> {
+        let (job_tx, job_rx) = mpsc::channel::<(usize, PathBuf, String)>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (result_tx, result_rx) = mpsc::channel::<(usize, Result<RunResult>)>();
+        for _ in 0..ctx.opts.jobs.max(1) {
+            let (job_rx, result_tx) = (Arc::clone(&job_rx), result_tx.clone());
+            let (env, limit, progress) = (&ctx.env, ctx.opts.time_limit, ctx.progress.clone());
+            scope.spawn(move || loop {
+                let job = job_rx.lock().unwrap().recv();
+                let Ok((pos, executable, what)) = job else { break };
+                let activity = progress.start(what);
+                let result = run::run(&executable, env, limit);
+                drop(activity);
+                if result_tx.send((pos, result)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(result_tx);
+
+        let mut broken: BTreeMap<usize, String> = BTreeMap::new();
+        let mut running: HashMap<usize, Built> = HashMap::new();
+        let finish_one = |pos: usize, result: Result<RunResult>, running: &mut HashMap<usize, Built>| -> Result<Report> {
+            let built = running.remove(&pos).expect("a result for a chapter that was started");
+            let chapter = built.chapter;
+            finish(ctx, built, result?).with_context(|| format!("checking chapter {}", chapter.id))
+        };
+        for (pos, &index) in selected.iter().enumerate() {
+            let chapter = &ctx.book.chapters[index];
+            let staged = prepare(ctx, index, &mut broken)
+                .and_then(|prepared| match prepared {
+                    Ok(p) => build_step(ctx, p, &mut broken),
+                    Err(report) => Ok(Err(report)),
+                })
+                .with_context(|| format!("checking chapter {}", chapter.id))?;
+            match staged {
+                Err(report) => {
+                    done.insert(pos, report);
+                }
+                Ok(built) => {
+                    let what = format!("chapter {}: running", chapter.id);
+                    let executable = built.executable.clone();
+                    running.insert(pos, built);
+                    job_tx.send((pos, executable, what)).expect("run workers are alive");
+                }
+            }
+            while let Ok((pos, result)) = result_rx.try_recv() {
+                let report = finish_one(pos, result, &mut running)?;
+                done.insert(pos, report);
+            }
+            print_ready(&mut done, out)?;
+        }
+        drop(job_tx);
+        while !running.is_empty() {
+            let (pos, result) = result_rx.recv().context("a chapter run worker stopped")?;
+            let report = finish_one(pos, result, &mut running)?;
+            done.insert(pos, report);
+            print_ready(&mut done, out)?;
+        }
+        Ok(())
+    })?;
+    Ok((summary, failed_ids, refreshable))
+}
+
+/// A chapter whose program is generated and whose cache key is known.
+struct Prepared<'a> {
+    index: usize,
+    chapter: &'a Chapter,
+    krate: ChapterCrate,
+    run_blocks: Vec<usize>,
+    key: String,
+    stamp: PathBuf,
+}
+
+/// A chapter whose program is built and ready to run.
+struct Built<'a> {
+    chapter: &'a Chapter,
+    krate: ChapterCrate,
+    run_blocks: Vec<usize>,
+    key: String,
+    stamp: PathBuf,
+    executable: PathBuf,
+    build_time: Duration,
+}
+
+/// Step 1: the prefix library (chapters before this one only, so a later name fails to
+/// compile), the program, the cache key. `Err(report)` when the chapter is done already:
+/// skipped, broken, or cached.
+fn prepare<'a>(
+    ctx: &Ctx<'a>,
+    index: usize,
+    broken: &mut BTreeMap<usize, String>,
+) -> Result<std::result::Result<Prepared<'a>, Report>> {
+    let book = ctx.book;
+    let chapter = &book.chapters[index];
+    if let Some((&needed, why)) = broken.range(..index).next() {
+        let text = format!("{}: skipped: needs chapter {}, {why}\n", label(chapter), book.chapters[needed].id);
+        return Ok(Err(Report::new(Verdict::Skipped, text)));
     }
+    let saved = tangle::library::crate_files(book, index, false)
+        .and_then(|prefix| tangle::library::collect(book, index + 1).map(|_| prefix));
+    let prefix = match saved {
+        Ok(prefix) => prefix,
+        Err(e) => return Ok(Err(saved_code_error(book, index, &e, broken))),
+    };
+    let program = match program::generate(book, index) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(Report::new(Verdict::Failed, format!("{}: FAILED\nerror: {e}\n\n", label(chapter))))),
+    };
+    let package =
+        format!("chapter-{}-{}", chapter.id.to_ascii_lowercase(), &hex(ctx.work.display().to_string().as_bytes())[..8]);
+    let krate =
+        ChapterCrate { dir: ctx.work.join(format!("ch-{}", chapter.id)), package, main_rs: program.main_rs, prefix };
+    let key = cache_key(&krate, chapter, &ctx.env, ctx.opts.time_limit);
+    let stamp = ctx.work.join("cache").join(format!("{}.pass", chapter.id));
+    if !ctx.opts.force && !ctx.opts.refresh && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
+        return Ok(Err(Report::new(Verdict::Passed, format!("{}: ok (cached; --force re-runs)\n", label(chapter)))));
+    }
+    Ok(Ok(Prepared { index, chapter, krate, run_blocks: program.run_blocks, key, stamp }))
+}
+
+/// A saved block that does not parse or breaks a rule: the chapter holding it is broken
+/// for every chapter after it; report the error once, with the chapter it belongs to.
+fn saved_code_error(book: &Book, index: usize, e: &BookError, broken: &mut BTreeMap<usize, String>) -> Report {
+    let chapter = &book.chapters[index];
+    let owner = book.chapters.iter().position(|c| c.path == e.path).unwrap_or(index);
+    broken.entry(owner).or_insert_with(|| "whose saved code does not compile".to_string());
+    let needs = if owner < index { format!(": needs chapter {}, whose saved code is broken", book.chapters[owner].id) } else { String::new() };
+    Report::new(Verdict::Failed, format!("{}: FAILED{needs}\nerror: {e}\n\n", label(chapter)))
+}
+
+/// Step 2: write the chapter crate and build it (one build at a time: cargo serialises the
+/// shared target dir anyway). A compile error in saved code (this chapter's or an earlier
+/// one's) marks that chapter broken, so the chapters after it are skipped, not re-reported.
+fn build_step<'a>(
+    ctx: &Ctx<'a>,
+    p: Prepared<'a>,
+    broken: &mut BTreeMap<usize, String>,
+) -> Result<std::result::Result<Built<'a>, Report>> {
+    let chapter = p.chapter;
+    p.krate.write(ctx.lockfile.as_deref())?;
+    let started = Instant::now();
+    let activity = ctx.progress.start(format!("chapter {}: building", chapter.id));
+    let mut compiled = 0usize;
+    let outcome = build::build(&p.krate, &ctx.target_dir, &ctx.env, &mut |name| {
+        compiled += 1;
+        activity.set_detail(format!("{compiled} crate(s) compiled, last {name}"));
+    })?;
+    drop(activity);
+    let build_time = started.elapsed();
+    let (report, locations) = match outcome {
+        BuildOutcome::Built { executable } => {
+            let Prepared { chapter, krate, run_blocks, key, stamp, .. } = p;
+            return Ok(Ok(Built { chapter, krate, run_blocks, key, stamp, executable, build_time }));
+        }
+        BuildOutcome::Failed { report, locations } => (report, locations),
+    };
+    let in_saved_code = |k: usize| {
+        let c = &ctx.book.chapters[k];
+        locations.iter().any(|(path, line)| {
+            *path == c.path
+                && c.saved_blocks().any(|b| (b.code_line..b.code_line + b.code.lines().count().max(1)).contains(line))
+        })
+    };
+    let culprit = (0..=p.index).find(|&k| in_saved_code(k));
+    let needs = match culprit {
+        Some(k) => {
+            broken.entry(k).or_insert_with(|| "which does not compile".to_string());
+            if k < p.index {
+                format!(": needs chapter {}, which does not compile", ctx.book.chapters[k].id)
+            } else {
+                String::new()
+            }
+        }
+        None => String::new(),
+    };
+    let untouched = if ctx.opts.refresh { "; left untouched" } else { "" };
+    Ok(Err(Report::new(
+        Verdict::Failed,
+        format!("{}: FAILED to compile{needs} (build {:.1} s){untouched}\n{report}", label(chapter), build_time.as_secs_f64()),
+    )))
+}
+
+/// Step 4 (after the run): judge it, then refresh or report.
+fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
+    let chapter = built.chapter;
+    let runs: Vec<&CodeBlock> = built.run_blocks.iter().map(|&i| &chapter.blocks[i]).collect();
+    let judgement = compare::judge(chapter, &runs, &result, &built.krate, !ctx.opts.refresh);
+    let times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
+    if ctx.opts.refresh {
+        refresh_step(ctx, &built, judgement, &times)
+    } else {
+        report_step(&built, judgement, &times)
+    }
+}
+
+/// Step 5a: the verdict of a check, and the cache stamp of a pass.
+fn report_step(built: &Built, j: compare::Judgement, times: &str) -> Result<Report> {
+    let chapter = built.chapter;
+    if j.broken || j.outputs_differ {
+        let verdict = if j.broken { Verdict::Failed } else { Verdict::OutputsDiffer };
+        return Ok(Report::new(verdict, format!("{}: FAILED ({times})\n{}\n", label(chapter), j.messages.join("\n"))));
+    }
+    write_stamp(&built.stamp, &built.key)?;
+    Ok(Report::new(Verdict::Passed, format!("{}: ok ({times})\n", label(chapter))))
+}
+
+/// Step 5b: rewrite the Output blocks of the blocks that completed (never of blocks that
+/// did not run, nor an output over the limit), only if the file still holds what was read.
+fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, times: &str) -> Result<Report> {
+    let chapter = built.chapter;
+    let new_source = refresh::rewrite(chapter, &j.printed);
+    let written = refresh::write_chapter(chapter, &new_source)?;
+    if written == Written::ChangedMeanwhile {
+        return Ok(Report::new(
+            Verdict::Failed,
+            format!(
+                "{}: FAILED: {} changed while it was being checked; nothing was written: run again\n\n",
+                label(chapter),
+                chapter.path.display()
+            ),
+        ));
+    }
+    let note = if written == Written::Rewritten { "Output blocks rewritten" } else { "already up to date" };
+    if j.broken || j.outputs_differ {
+        return Ok(Report::new(
+            Verdict::Failed,
+            format!(
+                "{}: FAILED ({times}); {note} for the {} block(s) that ran\n{}\n",
+                label(chapter),
+                j.completed,
+                j.messages.join("\n")
+            ),
+        ));
+    }
+    // The refreshed chapter now matches this run: remember it.
+    let mut refreshed = chapter.clone();
+    refreshed.source = new_source;
+    write_stamp(&built.stamp, &cache_key(&built.krate, &refreshed, &ctx.env, ctx.opts.time_limit))?;
+    Ok(Report::new(Verdict::Passed, format!("{}: refreshed, {note} ({times})\n", label(chapter))))
+}
+
+/// The generated crate beside the book (`agentrl/` next to `book/`), if there is one.
+fn crate_beside(opts: &Options) -> Option<PathBuf> {
+    let dir = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl");
+    dir.join("Cargo.toml").exists().then_some(dir)
+}
+
+/// After a refresh, keep the book's generated crate and reference page in step.
+fn retangle(opts: &Options, out: &mut dyn Write) -> Result<()> {
+    let Some(crate_dir) = crate_beside(opts) else { return Ok(()) };
     let book = Book::load(&opts.book).map_err(|e| SetupError(format!("{e}")))?;
     let Ok(tangled) = tangle::tangle_book(&book) else {
         return Ok(()); // the chapter reports already name the broken saved block
     };
     if !tangle::stale(&book, &tangled, &crate_dir).is_empty() {
-        tangle::write(&book, &tangled, &crate_dir)?;
-        writeln!(out, "re-tangled {} and {} (line references moved)", crate_dir.display(), book.dir.join(&tangled.reference.rel_path).display())?;
+        match tangle::write(&book, &tangled, &crate_dir) {
+            Ok(()) => writeln!(
+                out,
+                "re-tangled {} and {}",
+                crate_dir.display(),
+                book.dir.join(&tangled.reference.rel_path).display()
+            )?,
+            Err(e) if e.kind() == std::io::ErrorKind::Other => writeln!(out, "error: {e}")?,
+            Err(e) => return Err(e).context("re-tangling the generated crate"),
+        }
     }
     Ok(())
 }
 
-/// How one chapter came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    Passed,
-    /// Ran to the end, but some block printed other than its recorded Output.
-    OutputsDiffer,
-    /// Did not compile, panicked, hung, crashed, or broke a book rule.
-    Failed,
-}
-
-fn label(chapter: &Chapter) -> String {
-    format!("chapter {} ({})", chapter.id, chapter.path.display())
-}
-
-fn check_chapter(
-    opts: &Options,
-    book: &Book,
-    index: usize,
-    env: &[(String, String)],
-    target_dir: &Path,
-    lockfile: Option<&Path>,
-    out: &mut dyn Write,
-) -> Result<Verdict> {
-    let chapter = &book.chapters[index];
-    // The prefix library: chapters before this one only, so a later name fails to compile.
-    let prepared = tangle::library::crate_files(book, index, false)
-        .and_then(|prefix| tangle::library::collect(book, index + 1).map(|_| prefix))
-        .and_then(|prefix| program::generate(book, index).map(|p| (prefix, p)));
-    let (prefix, program) = match prepared {
-        Ok(x) => x,
-        Err(e) => {
-            writeln!(out, "{}: FAILED\nerror: {e}\n", label(chapter))?;
-            return Ok(Verdict::Failed);
-        }
-    };
-    let work = std::path::absolute(&opts.work_dir)?;
-    let package = format!("chapter-{}-{}", chapter.id.to_ascii_lowercase(), &hex(work.display().to_string().as_bytes())[..8]);
-    let krate = ChapterCrate { dir: work.join(format!("ch-{}", chapter.id)), package, main_rs: program.main_rs, prefix };
-
-    let key = cache_key(&krate, chapter, env, opts.time_limit);
-    let stamp = work.join("cache").join(format!("{}.pass", chapter.id));
-    if !opts.force && !opts.refresh && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
-        writeln!(out, "{}: ok (cached; --force re-runs)", label(chapter))?;
-        return Ok(Verdict::Passed);
+/// A check passes on the chapters, but CI also runs `tangle --check`: say when it would fail.
+fn warn_if_stale(opts: &Options, out: &mut dyn Write) -> Result<()> {
+    let Some(crate_dir) = crate_beside(opts) else { return Ok(()) };
+    let Ok(book) = Book::load(&opts.book) else { return Ok(()) };
+    let Ok(tangled) = tangle::tangle_book(&book) else { return Ok(()) };
+    let stale = tangle::stale(&book, &tangled, &crate_dir);
+    if !stale.is_empty() {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        writeln!(
+            out,
+            "warning: the generated crate is stale ({} differ from the book's saved blocks); \
+             run `cargo run -p tangle` and commit the result",
+            names.join(", ")
+        )?;
     }
-
-    krate.write(lockfile)?;
-    let started = Instant::now();
-    let outcome = build::build(&krate, target_dir, env)?;
-    let build_time = started.elapsed();
-    let executable = match outcome {
-        BuildOutcome::Built { executable } => executable,
-        BuildOutcome::Failed { report } => {
-            writeln!(out, "{}: FAILED to compile (build {:.1} s){}\n{report}", label(chapter), build_time.as_secs_f64(), if opts.refresh { "; left untouched" } else { "" })?;
-            return Ok(Verdict::Failed);
-        }
-    };
-    let result = run::run(&executable, env, opts.time_limit)?;
-    let times = format!("build {:.1} s, run {:.1} s", build_time.as_secs_f64(), result.elapsed.as_secs_f64());
-
-    let runs: Vec<&CodeBlock> = program.run_blocks.iter().map(|&i| &chapter.blocks[i]).collect();
-    let mut report = String::new();
-    let mut printed: Vec<(&CodeBlock, String)> = Vec::new();
-    let mut mismatches = 0;
-    let mut non_utf8 = false;
-    for (block, bytes) in runs.iter().zip(&result.blocks) {
-        let text = match std::str::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                let _ = writeln!(
-                    report,
-                    "{}:{}: the block printed output that is not UTF-8 (first bad byte at offset {} of its output); \
-                     chapters print text only, with println!\n",
-                    chapter.path.display(),
-                    block.fence_line,
-                    e.valid_up_to()
-                );
-                mismatches += 1;
-                non_utf8 = true;
-                continue;
-            }
-        };
-        printed.push((block, text.to_string()));
-        if !opts.refresh {
-            if let Some(msg) = compare(chapter, block, text) {
-                report.push_str(&msg);
-                mismatches += 1;
-            }
-        }
-    }
-    let completed = result.blocks.len();
-    let ending_failed = match &result.ending {
-        Ending::Finished => false,
-        Ending::Panicked { location, message } => {
-            let block = runs.get(completed);
-            let at = location_in_book(&krate, location);
-            let _ = writeln!(
-                report,
-                "{}:{}: the block panicked: {message}\n  panic at {at}",
-                chapter.path.display(),
-                block.map(|b| b.fence_line).unwrap_or(0),
-            );
-            let skipped = runs.len().saturating_sub(completed + 1);
-            if skipped > 0 {
-                let _ = writeln!(report, "  {skipped} later block(s) did not run");
-            }
-            report.push('\n');
-            true
-        }
-        Ending::TimedOut { limit } => {
-            let block = runs.get(completed);
-            let _ = writeln!(
-                report,
-                "{}:{}: killed after the time limit of {} s while this block was running (raise it with --time-limit SECS)\n",
-                chapter.path.display(),
-                block.map(|b| b.fence_line).unwrap_or(0),
-                limit.as_secs()
-            );
-            true
-        }
-        Ending::Crashed { status, stderr_tail } => {
-            let block = runs.get(completed);
-            let _ = writeln!(
-                report,
-                "{}:{}: the program {status} while this block was running\n{stderr_tail}\n",
-                chapter.path.display(),
-                block.map(|b| b.fence_line).unwrap_or(0),
-            );
-            true
-        }
-    };
-    if completed == runs.len() && matches!(result.ending, Ending::Finished) && !result.partial.is_empty() {
-        let _ = writeln!(report, "{}: the program printed after its last block ({} bytes)\n", chapter.path.display(), result.partial.len());
-        mismatches += 1;
-    }
-
-    if opts.refresh {
-        let new_source = refresh::rewrite(chapter, &printed);
-        let changed = new_source != chapter.source;
-        if changed {
-            refresh::write_atomic(&chapter.path, &new_source)?;
-        }
-        let note = if changed { "Output blocks rewritten" } else { "already up to date" };
-        if ending_failed || mismatches > 0 {
-            writeln!(out, "{}: FAILED ({times}); {note} for the {completed} block(s) that ran\n{report}", label(chapter))?;
-            return Ok(Verdict::Failed);
-        }
-        writeln!(out, "{}: refreshed, {note} ({times})", label(chapter))?;
-        // The refreshed chapter now matches this run: remember it.
-        let mut refreshed = chapter.clone();
-        refreshed.source = new_source;
-        write_stamp(&stamp, &cache_key(&krate, &refreshed, env, opts.time_limit))?;
-        return Ok(Verdict::Passed);
-    }
-    if ending_failed || mismatches > 0 {
-        writeln!(out, "{}: FAILED ({times})\n{report}", label(chapter))?;
-        return Ok(if ending_failed || non_utf8 { Verdict::Failed } else { Verdict::OutputsDiffer });
-    }
-    writeln!(out, "{}: ok ({times})", label(chapter))?;
-    write_stamp(&stamp, &key)?;
-    Ok(Verdict::Passed)
-}
-
-/// A mismatch report for one block, or None when its output is as recorded.
-fn compare(chapter: &Chapter, block: &CodeBlock, printed: &str) -> Option<String> {
-    let actual = refresh::recorded_form(printed);
-    let (expected, line, what) = match &block.output {
-        Some(o) if o.text == actual => return None,
-        Some(o) => (o.text.as_str(), o.line, "printed something other than its recorded Output"),
-        None if actual.is_empty() => return None,
-        None => ("", block.fence_line, "prints, but has no Output block after it"),
-    };
-    let what = if actual.is_empty() { "no longer prints anything, but has an Output block" } else { what };
-    let diff = TextDiff::from_lines(expected, actual.as_str());
-    let unified = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("recorded {}:{line}", chapter.path.display()), "printed by the block")
-        .to_string();
-    Some(format!(
-        "{}:{line}: the block at line {} {what}:\n{unified}\n",
-        chapter.path.display(),
-        block.fence_line
-    ))
-}
-
-/// `file:line:col` of generated code, as the Markdown location when it came from the book.
-fn location_in_book(krate: &ChapterCrate, location: &str) -> String {
-    let mut parts = location.rsplitn(3, ':');
-    let (col, line, file) = (parts.next(), parts.next(), parts.next());
-    if let (Some(col), Some(Ok(line)), Some(file)) = (col, line.map(str::parse::<usize>), file) {
-        if let Some((path, md_line)) = krate.origin(file, line) {
-            return format!("{}:{md_line}:{col}", path.display());
-        }
-    }
-    location.to_string()
+    Ok(())
 }
 
 /// Lower-case hex of the SHA-256 of `bytes`.
@@ -341,7 +513,9 @@ fn to_hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Everything a chapter's result depends on: its text, its prefix, the program, the environment.
+/// Everything a chapter's result depends on: its text, its prefix (code only: the prefix
+/// files carry no Markdown line numbers, so prose edits in earlier chapters do not count),
+/// the program, the environment.
 fn cache_key(krate: &ChapterCrate, chapter: &Chapter, env: &[(String, String)], limit: Duration) -> String {
     let mut h = Sha256::new();
     h.update(concat!("checker ", env!("CARGO_PKG_VERSION"), "\n"));
@@ -353,7 +527,7 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, env: &[(String, String)], 
         h.update(f.rel_path.display().to_string().as_bytes());
         h.update(f.content.as_bytes());
     }
-    for (k, v) in env.iter().filter(|(k, _)| k == "LIBTORCH") {
+    for (k, v) in env.iter().filter(|(k, _)| k == "LIBTORCH" || k == qwen3::ENV_VAR) {
         h.update(format!("{k}={v}\n").as_bytes());
     }
     for (k, v) in run::DETERMINISM_ENV {

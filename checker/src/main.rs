@@ -9,9 +9,16 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Chapters to check: `all`, `02`, `02,05-07`, `A`.
-    #[arg(long, default_value = "all")]
-    chapters: String,
+    /// Chapters to check, as with --chapters: `cargo run -p checker -- 02 05-07`.
+    #[arg(value_name = "CHAPTERS", conflicts_with = "chapters")]
+    positional: Vec<String>,
+    /// Chapters to check: `all`, `02`, `02,05-07`, `A` [default: all].
+    #[arg(long)]
+    chapters: Option<String>,
+    /// Chapter programs to run at once (each on one intra-op thread, so outputs do not
+    /// change); builds still run one at a time [default: the number of cores].
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
     /// Rewrite the Output blocks from what the blocks print (nothing else in the file changes).
     #[arg(long)]
     refresh: bool,
@@ -33,18 +40,44 @@ struct Cli {
     /// Seconds a chapter program may run before it is killed.
     #[arg(long, default_value_t = 120)]
     time_limit: u64,
-    /// Find (or install) libtorch, print the shell exports for it, and exit.
+    /// Find (or install) libtorch and the Qwen3 tokenizer files, print the shell exports
+    /// (LIBTORCH, LD_LIBRARY_PATH, AGENTRL_QWEN3_DIR), and exit.
     #[arg(long)]
     print_env: bool,
 }
 
+/// Run from a subdirectory of the repository, find its root (the folder holding
+/// `book/src/SUMMARY.md`) and work from there, so every default path holds.
+fn go_to_repository_root() -> Result<(), String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    for dir in cwd.ancestors() {
+        if dir.join("book/src/SUMMARY.md").is_file() {
+            if dir != cwd {
+                std::env::set_current_dir(dir).map_err(|e| format!("cannot change to {}: {e}", dir.display()))?;
+            }
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "no book/src/SUMMARY.md in {} or any folder above it: run the checker from the repository root \
+         (or pass --book PATH)",
+        cwd.display()
+    ))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.book == std::path::Path::new("book") && !cli.book.join("src/SUMMARY.md").is_file() {
+        if let Err(e) = go_to_repository_root() {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if cli.print_env {
         let mut announce = |m: &str| eprintln!("checker: {m}");
-        return match checker::libtorch::locate_or_install(&mut announce) {
-            Ok(lt) => {
-                for (k, v) in lt.env() {
+        return match checker::environment(&mut announce) {
+            Ok(env) => {
+                for (k, v) in env {
                     println!("export {k}='{v}'");
                 }
                 ExitCode::SUCCESS
@@ -57,13 +90,21 @@ fn main() -> ExitCode {
     }
     let opts = checker::Options {
         book: cli.book,
-        chapters: cli.chapters,
+        chapters: match (cli.chapters, cli.positional.is_empty()) {
+            (Some(c), _) => c,
+            (None, false) => cli.positional.join(","),
+            (None, true) => "all".to_string(),
+        },
         refresh: cli.refresh,
         force: cli.force,
         work_dir: cli.work_dir,
         cargo_target_dir: cli.cargo_target_dir,
         lockfile: cli.lockfile,
         time_limit: Duration::from_secs(cli.time_limit),
+        jobs: cli
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+            .max(1),
     };
     let mut stdout = std::io::stdout();
     match checker::check(&opts, &mut stdout) {

@@ -1,8 +1,5 @@
 //! Rewrite a chapter's Output blocks, and nothing else, from what its blocks printed.
 
-use std::io::Write;
-use std::path::Path;
-
 use anyhow::{Context, Result};
 use tangle::{Chapter, CodeBlock};
 
@@ -55,17 +52,30 @@ pub fn rewrite(chapter: &Chapter, printed: &[(&CodeBlock, String)]) -> String {
     result
 }
 
-/// Replace `path` with `content` atomically (temp file in the same folder, then rename).
-pub fn write_atomic(path: &Path, content: &str) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("creating a temp file in {}", dir.display()))?;
-    tmp.write_all(content.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+/// How writing a refreshed chapter went.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Written {
+    Unchanged,
+    Rewritten,
+    /// The file no longer holds what the checker read: someone saved it meanwhile.
+    ChangedMeanwhile,
+}
+
+/// Write `new_source` over the chapter atomically (temp file + rename), only if the file
+/// still holds `chapter.source`, the text the checker read and ran.
+pub fn write_chapter(chapter: &Chapter, new_source: &str) -> Result<Written> {
+    if new_source == chapter.source {
+        return Ok(if std::fs::read_to_string(&chapter.path).ok().as_deref() == Some(chapter.source.as_str()) {
+            Written::Unchanged
+        } else {
+            Written::ChangedMeanwhile
+        });
     }
-    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("replacing {}", path.display()))?;
-    Ok(())
+    match tangle::library::replace_if_unchanged(&chapter.path, Some(&chapter.source), new_source) {
+        Ok(()) => Ok(Written::Rewritten),
+        Err(e) if e.kind() == std::io::ErrorKind::Other => Ok(Written::ChangedMeanwhile),
+        Err(e) => Err(e).with_context(|| format!("replacing {}", chapter.path.display())),
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::program::{marker, MARKER_ENV, PANIC_TAG};
+use crate::program::{marker, MARKER_ENV, NO_PANIC_TAG, PANIC_TAG};
 
 /// Settings that make libtorch print the same bits on every x86-64 machine (DESIGN.md).
 pub const DETERMINISM_ENV: &[(&str, &str)] = &[
@@ -29,6 +29,8 @@ pub enum Ending {
     /// Exited non-zero or by a signal without a panic report.
     Crashed { status: String, stderr_tail: String },
     TimedOut { limit: Duration },
+    /// A `should_panic` block (run block number `block`) finished without panicking.
+    DidNotPanic { block: usize },
 }
 
 pub struct RunResult {
@@ -95,6 +97,8 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     let (blocks, partial) = split_blocks(&out, &nonce);
     let ending = if timed_out {
         Ending::TimedOut { limit }
+    } else if let Some(block) = parse_no_panic(&err) {
+        Ending::DidNotPanic { block }
     } else if let Some((location, message)) = parse_panic(&err) {
         Ending::Panicked { location, message }
     } else if !status.success() {
@@ -143,6 +147,12 @@ pub fn split_blocks(out: &[u8], nonce: &str) -> (Vec<Vec<u8>>, Vec<u8>) {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn parse_no_panic(stderr: &[u8]) -> Option<usize> {
+    let text = String::from_utf8_lossy(stderr);
+    let at = text.find(NO_PANIC_TAG)?;
+    text[at + NO_PANIC_TAG.len()..].lines().next()?.trim().parse().ok()
 }
 
 fn parse_panic(stderr: &[u8]) -> Option<(String, String)> {

@@ -20,7 +20,14 @@ pub fn select(book: &Book, spec: &str) -> Result<Vec<usize>, String> {
             book.index_of(id)
                 .or_else(|| book.index_of(&id.to_ascii_uppercase()))
                 .or_else(|| (id.len() == 1 && id.chars().all(|c| c.is_ascii_digit())).then(|| book.index_of(&format!("0{id}"))).flatten())
-                .ok_or_else(|| format!("unknown chapter `{id}`; {}", valid()))
+                .ok_or_else(|| match book.unlisted_with_id(id) {
+                    Some(p) => format!(
+                        "chapter `{id}`: {} exists but {} does not list it, so it is not part of the book; add it there",
+                        p.display(),
+                        book.dir.join("src").join("SUMMARY.md").display()
+                    ),
+                    None => format!("unknown chapter `{id}`; {}", valid()),
+                })
         };
         match part.split_once('-') {
             Some((a, b)) => {
@@ -58,6 +65,7 @@ mod tests {
                     blocks: vec![],
                 })
                 .collect(),
+            unlisted: vec![],
         }
     }
 

@@ -236,7 +236,7 @@ fn saved_block_with_a_println_names_its_line() {
     let f = Fixture::new("saved-println");
     let (code, out) = f.run(&[]);
     assert_eq!(code, 1, "{out}");
-    assert_contains(&out, &["book/src/01-print.md:8: saved block (opened at line 3) calls `println!` at item level"]);
+    assert_contains(&out, &["book/src/01-print.md:8:1: saved block (opened at line 3) calls `println!`; saved code prints nothing"]);
 }
 
 #[test]
@@ -311,4 +311,293 @@ fn libtorch_missing_with_no_registry_reachable() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert_contains(&text, &["is not a libtorch directory (no lib/libtorch_cpu.so)"]);
+}
+
+// ---- issue 13: never pass wrongly, never lose work ----
+
+#[test]
+fn a_program_that_ends_early_fails_and_refresh_keeps_the_outputs_of_blocks_that_never_ran() {
+    let f = Fixture::new("early-end");
+    let before = f.read("01-early.md");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "book/src/01-early.md:13: the program ended (exit status 0) while this block was running, so the block did not complete",
+            "1 later block(s) did not run",
+            "0 passed, 1 failed",
+        ],
+    );
+    let (code, out) = f.run(&["--refresh"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(f.read("01-early.md"), before, "the Outputs of blocks that did not complete must stay");
+}
+
+#[test]
+fn refresh_never_overwrites_a_chapter_saved_while_it_was_checked() {
+    let f = Fixture::new("refresh-race");
+    let (code, out) = f.run(&["--refresh"]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["book/src/01-edit.md changed while it was being checked; nothing was written: run again"]);
+    let text = f.read("01-edit.md");
+    assert_contains(&text, &["A paragraph the author just wrote.", "old output"]);
+}
+
+#[test]
+fn refresh_re_tangles_the_generated_crate_atomically() {
+    let f = Fixture::new("good");
+    let book = tangle::Book::load(&f.tmp.path().join("book")).unwrap();
+    let crate_dir = f.tmp.path().join("agentrl");
+    tangle::write(&book, &tangle::tangle_book(&book).unwrap(), &crate_dir).unwrap();
+    // Make one generated file stale and keep a second name (a hard link) for it: an
+    // atomic replacement (temp file + rename) leaves the old inode, and so the link, alone.
+    let module = crate_dir.join("src/ch01_basics.rs");
+    std::fs::write(&module, "// stale\n").unwrap();
+    let link = f.tmp.path().join("link.rs");
+    std::fs::hard_link(&module, &link).unwrap();
+    let (code, out) = f.run(&["--chapters", "01", "--refresh"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["re-tangled"]);
+    assert!(std::fs::read_to_string(&module).unwrap().contains("pub fn add"));
+    assert_eq!(std::fs::read_to_string(&link).unwrap(), "// stale\n", "written in place, not replaced atomically");
+}
+
+#[test]
+fn output_over_the_limit_fails_is_not_recorded_and_diffs_are_capped() {
+    let f = Fixture::new("too-much-output");
+    let before = f.read("01-flood.md");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "book/src/01-flood.md:15: the block printed 13488890 bytes in 200000 lines",
+            "over the limit of 64 KiB and 400 lines per block (MAX_BLOCK_OUTPUT_BYTES",
+            "more diff line(s) not shown (the diff is capped at 60 lines)",
+        ],
+    );
+    assert!(out.len() < 20_000, "the report should stay readable: {} bytes", out.len());
+    let (code, out) = f.run(&["--refresh"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!f.read("01-flood.md").contains("number 199999"), "an output over the limit was recorded");
+    assert!(f.read("01-flood.md").len() < before.len() + 10_000);
+}
+
+#[test]
+fn a_print_anywhere_in_saved_code_is_an_error_at_its_line() {
+    let f = Fixture::new("saved-print-in-fn");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["book/src/01-print.md:8:5: saved block (opened at line 3) calls `println!`; saved code prints nothing"]);
+}
+
+#[test]
+fn a_mistyped_save_marker_is_an_error_naming_the_marker() {
+    let f = Fixture::new("mistyped-marker");
+    let original = f.read("01-marker.md");
+    for spelling in ["// @save", "//@sav", "//@Save", "#@save", "// @Save"] {
+        std::fs::write(f.chapter("01-marker.md"), original.replace("// @save", spelling)).unwrap();
+        let (code, out) = f.run(&[]);
+        assert_eq!(code, 2, "{spelling}: {out}");
+        assert_contains(
+            &out,
+            &[&format!("book/src/01-marker.md:4: `{spelling}` looks like a mistyped saved-block marker; write exactly `//@save`")],
+        );
+    }
+}
+
+#[test]
+fn a_missing_closing_fence_is_reported_where_the_block_opened() {
+    let f = Fixture::new("swallowed-fence");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 2, "{out}");
+    assert_contains(
+        &out,
+        &["book/src/01-fence.md:3: the ```rust block opened here is probably missing its closing fence: line 9 inside it, `Output:`"],
+    );
+    assert!(!out.contains("error["), "no rustc errors about the swallowed prose: {out}");
+}
+
+// ---- every error at its Markdown line ----
+
+#[test]
+fn a_syntax_error_in_a_saved_block_is_syns_own_at_its_line_and_column() {
+    let f = Fixture::new("saved-syntax");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["book/src/01-syntax.md:9:14: syntax error in the saved block opened at line 3: `(` is never closed"]);
+    assert!(!out.contains("not an item"), "{out}");
+}
+
+#[test]
+fn run_block_errors_point_at_the_book_never_at_generated_code() {
+    let f = Fixture::new("run-errors");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "book/src/01-syntax.md:4:",
+            "syntax error in the run block opened at line 3",
+            "`[` at book/src/01-syntax.md:4:13 is never closed",
+            "book/src/02-nopanic.md:13: the block is marked should_panic but finished without panicking",
+            "--> book/src/03-crate.md:4:",
+            "chapters may use only std and the crates on the allow-list (CHAPTER_DEPS in tangle/src/library.rs)",
+            "0 passed, 3 failed",
+        ],
+    );
+    for bad in ["src/main.rs", "cargo add", "panicked: this block"] {
+        assert!(!out.contains(bad), "{bad:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn a_chapter_whose_saved_code_does_not_compile_is_reported_once() {
+    let f = Fixture::new("broken-saved");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("error[E0308]").count(), 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "--> book/src/01-broken.md:7:",
+            "chapter 02 (book/src/02-after.md): skipped: needs chapter 01, which does not compile",
+            "chapter 03 (book/src/03-further.md): skipped: needs chapter 01, which does not compile",
+            "0 passed, 3 failed (2 of them skipped)",
+        ],
+    );
+    // Not selected, the broken chapter is still named once, by the first chapter that needs it.
+    let (code, out) = f.run(&["--chapters", "02-03"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("error[E0308]").count(), 1, "{out}");
+    assert_contains(
+        &out,
+        &["chapter 02 (book/src/02-after.md): FAILED to compile: needs chapter 01, which does not compile", "chapter 03 (book/src/03-further.md): skipped"],
+    );
+}
+
+#[test]
+fn a_pub_saved_item_needs_a_doc_comment() {
+    let f = Fixture::new("undocumented-pub");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["book/src/01-docs.md:9: `pub` item `undocumented` in the saved block opened at line 3 has no `///` doc comment"]);
+    assert!(!out.contains("private_helper"), "{out}");
+}
+
+// ---- the book as a whole ----
+
+#[test]
+fn prose_edits_neither_stale_the_crate_nor_rerun_later_chapters() {
+    let f = Fixture::new("good");
+    let book_dir = f.tmp.path().join("book");
+    let crate_dir = f.tmp.path().join("agentrl");
+    let book = tangle::Book::load(&book_dir).unwrap();
+    tangle::write(&book, &tangle::tangle_book(&book).unwrap(), &crate_dir).unwrap();
+    // Written with absolute paths here; the checker, run from the book's parent, re-tangles
+    // with the relative ones it names files by.
+    let (code, out) = f.run(&["--refresh"]);
+    assert_eq!(code, 0, "{out}");
+    let text = f.read("01-basics.md").replace("Run blocks share variables.", "A new paragraph.\n\nRun blocks share variables.");
+    std::fs::write(f.chapter("01-basics.md"), text).unwrap();
+    let (code, out) = f.run_cached(&["--chapters", "01"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("stale"), "prose made the crate stale: {out}");
+    let (code, out) = f.run_cached(&["--chapters", "02"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (cached"]);
+    assert!(!out.contains("stale"), "{out}");
+    // A real change to saved code makes the crate stale, and the checker says how to fix it.
+    let text = f.read("01-basics.md").replace("a + b", "b + a");
+    std::fs::write(f.chapter("01-basics.md"), text).unwrap();
+    let (code, out) = f.run(&["--chapters", "01"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["warning: the generated crate is stale", "run `cargo run -p tangle`"]);
+}
+
+#[test]
+fn unlisted_chapter_files_are_reported_and_rust_in_other_pages_is_an_error() {
+    let f = Fixture::new("good");
+    std::fs::write(f.chapter("03-extra.md"), "# 3. Extra\n\n```rust\nprintln!(\"x\");\n```\n").unwrap();
+    let (code, out) = f.run(&["--chapters", "01"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["warning: book/src/03-extra.md is not listed in book/src/SUMMARY.md"]);
+    let (code, out) = f.run(&["--chapters", "03"]);
+    assert_eq!(code, 2, "{out}");
+    assert_contains(&out, &["chapter `03`: book/src/03-extra.md exists but book/src/SUMMARY.md does not list it"]);
+
+    let summary = std::fs::read_to_string(f.chapter("SUMMARY.md")).unwrap();
+    std::fs::write(f.chapter("SUMMARY.md"), format!("{summary}- [Notes](notes.md)\n")).unwrap();
+    std::fs::write(f.chapter("notes.md"), "# Notes\n\n```rust,ignore\nshown();\n```\n\n```rust\nlet x = 1;\n```\n").unwrap();
+    let (code, out) = f.run(&["--chapters", "01"]);
+    assert_eq!(code, 2, "{out}");
+    assert_contains(&out, &["book/src/notes.md:7: a ```rust block in a page that is not a chapter is never compiled or run"]);
+}
+
+#[test]
+fn runs_from_a_subdirectory_with_positional_chapters() {
+    let f = Fixture::new("good");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_checker"));
+    cmd.current_dir(f.tmp.path().join("book/src"))
+        .args(["--force", "--work-dir"])
+        .arg(&f.work)
+        .arg("--cargo-target-dir")
+        .arg(repo().join("target/checker/target"))
+        .arg("--lockfile")
+        .arg(repo().join("agentrl/Cargo.lock"))
+        .arg("01");
+    let (code, out) = f.output(cmd);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-basics.md): ok", "1 passed, 0 failed"]);
+    assert!(!out.contains("chapter 02"), "{out}");
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_checker")).current_dir(elsewhere.path()).arg("01").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert_contains(&text, &["run the checker from the repository root"]);
+}
+
+// ---- faster, and visibly alive ----
+
+#[test]
+fn jobs_run_programs_side_by_side_and_report_in_book_order() {
+    let f = Fixture::new("good");
+    let (code, out) = f.run(&["--jobs", "2"]);
+    assert_eq!(code, 0, "{out}");
+    let first = out.find("chapter 01 (book/src/01-basics.md): ok").expect(&out);
+    let second = out.find("chapter 02 (book/src/02-tensors.md): ok").expect(&out);
+    assert!(first < second, "{out}");
+    assert_contains(&out, &["2 passed, 0 failed"]);
+}
+
+#[test]
+fn a_long_run_shows_a_live_line() {
+    let f = Fixture::new("hang");
+    let (code, out) = f.run(&["--time-limit", "4"]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["checker: chapter 01: running (2 s"]);
+}
+
+#[test]
+fn differences_in_invisible_characters_are_shown_escaped() {
+    let f = Fixture::new("invisible");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["(the lines differ only in invisible characters; shown escaped)", "+\"total: 3  \"", "+\"done\\r\""]);
+}
+
+// ---- the real Qwen3 tokenizer (issue 8) ----
+
+#[test]
+fn chapters_get_the_qwen3_tokenizer_files_and_crates() {
+    let f = Fixture::new("qwen3");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-qwen3.md): ok"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_checker")).current_dir(repo()).arg("--print-env").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_contains(&text, &["export LIBTORCH=", "export AGENTRL_QWEN3_DIR="]);
 }

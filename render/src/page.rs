@@ -224,7 +224,7 @@ mod tests {
         .unwrap()
     }
 
-    const SAVED: &str = "Intro.\n\n```rust\n//@save\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\npub struct Opts;\n```\n\nAfter.\n";
+    const SAVED: &str = "Intro.\n\n```rust\n//@save\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\n/// Options.\npub struct Opts;\n```\n\nAfter.\n";
 
     #[test]
     fn saved_block_loses_marker_and_gets_a_label() {
@@ -238,7 +238,7 @@ mod tests {
         assert!(out.contains("<code>arl::add_one</code>, <code>arl::Opts</code>"), "{out}");
         // The fence itself is intact, separated from the HTML by blank lines.
         assert!(
-            out.contains("</div>\n\n```rust\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\npub struct Opts;\n```\n\n</div>\n\nAfter.\n"),
+            out.contains("</div>\n\n```rust\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\n/// Options.\npub struct Opts;\n```\n\n</div>\n\nAfter.\n"),
             "{out}"
         );
         assert!(out.starts_with("Intro.\n\n<div"));

@@ -87,7 +87,7 @@ mod tests {
             {"sections": [
                 {"PartTitle": "Part I"},
                 {"Chapter": {"name": "2. Fundamentals", "content": "$x$\n", "number": [2],
-                  "sub_items": [{"Chapter": {"name": "Sub", "content": "```rust\n//@save\npub fn f() {}\n```\n",
+                  "sub_items": [{"Chapter": {"name": "Sub", "content": "```rust\n//@save\n/// F.\npub fn f() {}\n```\n",
                      "number": null, "sub_items": [], "path": "02-sub.md", "source_path": "02-sub.md", "parent_names": []}}],
                   "path": "02-fundamentals.md", "source_path": "02-fundamentals.md", "parent_names": []}},
                 "Separator"

@@ -12,18 +12,27 @@ use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEn
 pub struct BookError {
     pub path: PathBuf,
     pub line: usize,
+    /// 1-based column, or 0 when the error is about a whole line.
+    pub column: usize,
     pub message: String,
 }
 
 impl BookError {
     pub fn new(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
-        BookError { path: path.into(), line, message: message.into() }
+        BookError { path: path.into(), line, column: 0, message: message.into() }
+    }
+
+    pub fn at_column(mut self, column: usize) -> Self {
+        self.column = column;
+        self
     }
 }
 
 impl fmt::Display for BookError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line > 0 {
+        if self.line > 0 && self.column > 0 {
+            write!(f, "{}:{}:{}: {}", self.path.display(), self.line, self.column, self.message)
+        } else if self.line > 0 {
             write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
         } else {
             write!(f, "{}: {}", self.path.display(), self.message)
@@ -117,6 +126,8 @@ impl Chapter {
 pub struct Book {
     pub dir: PathBuf,
     pub chapters: Vec<Chapter>,
+    /// Chapter-named files (`NN-slug.md`) in `src/` that SUMMARY.md does not list: never checked.
+    pub unlisted: Vec<PathBuf>,
 }
 
 impl Book {
@@ -125,8 +136,12 @@ impl Book {
         let summary_path = dir.join("src").join("SUMMARY.md");
         let summary = read_text(&summary_path)?;
         let mut chapters = Vec::new();
-        for entry in summary_entries(&summary) {
-            let Some((id, slug)) = chapter_file_parts(&entry.file) else { continue };
+        let entries = summary_entries(&summary);
+        for entry in &entries {
+            let Some((id, slug)) = chapter_file_parts(&entry.file) else {
+                check_non_chapter_page(dir, &entry.file)?;
+                continue;
+            };
             if chapters.iter().any(|c: &Chapter| c.id == id) {
                 return Err(BookError::new(
                     &summary_path,
@@ -149,14 +164,32 @@ impl Book {
             chapters.push(Chapter {
                 id,
                 slug,
-                title: entry.title,
-                file: entry.file,
+                title: entry.title.clone(),
+                file: entry.file.clone(),
                 path,
                 source,
                 blocks,
             });
         }
-        Ok(Book { dir: dir.to_path_buf(), chapters })
+        let mut unlisted: Vec<PathBuf> = std::fs::read_dir(dir.join("src"))
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_else(|_| Vec::new())
+            .into_iter()
+            .filter(|name: &String| chapter_file_parts(name).is_some())
+            .filter(|name| !entries.iter().any(|e| &e.file == name))
+            .map(|name| dir.join("src").join(name))
+            .collect();
+        unlisted.sort();
+        Ok(Book { dir: dir.to_path_buf(), chapters, unlisted })
+    }
+
+    /// An unlisted chapter file whose id is `id` (so a selector can say it exists).
+    pub fn unlisted_with_id(&self, id: &str) -> Option<&Path> {
+        self.unlisted.iter().map(PathBuf::as_path).find(|p| {
+            p.file_name()
+                .and_then(|n| chapter_file_parts(&n.to_string_lossy()))
+                .is_some_and(|(i, _)| i.eq_ignore_ascii_case(id) || (id.len() == 1 && i == format!("0{id}")))
+        })
     }
 
     /// Position of the chapter with this id in build order.
@@ -168,6 +201,29 @@ impl Book {
     pub fn ids(&self) -> Vec<&str> {
         self.chapters.iter().map(|c| c.id.as_str()).collect()
     }
+}
+
+/// A listed page that is not a chapter (library.md, sources.md) is never compiled, so a
+/// rust block in it would go silently unchecked: refuse it.
+fn check_non_chapter_page(dir: &Path, file: &str) -> Result<(), BookError> {
+    if file.contains("://") || file.starts_with('#') || !file.ends_with(".md") {
+        return Ok(());
+    }
+    let path = dir.join("src").join(file);
+    let Ok(source) = std::fs::read_to_string(&path) else { return Ok(()) };
+    let blocks = parse_blocks(&path, &source)?;
+    if let Some(b) = blocks.iter().find(|b| b.kind != BlockKind::Ignored) {
+        return Err(BookError::new(
+            &path,
+            b.fence_line,
+            format!(
+                "a ```{} block in a page that is not a chapter is never compiled or run; \
+                 rename the page NN-slug.md to make it a chapter, or mark the block rust,ignore",
+                b.info
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn read_text(path: &Path) -> Result<String, BookError> {
@@ -297,7 +353,22 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                     info.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
                 let is_rust = lang_attrs.first() == Some(&"rust");
                 let ignored = lang_attrs.iter().any(|a| *a == "ignore" || *a == "compile_fail");
-                let is_save = body.lines().next().map(|l| l.trim() == "//@save").unwrap_or(false);
+                let first_line = body.lines().next().unwrap_or("");
+                let is_save = first_line.trim() == SAVE_MARKER;
+                if is_rust && !ignored && !is_save && looks_like_save_marker(first_line) {
+                    return Err(BookError::new(
+                        path,
+                        code_line,
+                        format!(
+                            "`{}` looks like a mistyped saved-block marker; write exactly `{SAVE_MARKER}` as the block's \
+                             first line (or start this run block with something else)",
+                            first_line.trim()
+                        ),
+                    ));
+                }
+                if is_rust && !ignored {
+                    check_no_swallowed_fence(path, &info, fence_line, code_line, &body)?;
+                }
                 let (kind, code, code_line) = if !is_rust || ignored {
                     (BlockKind::Ignored, body, code_line)
                 } else if is_save {
@@ -395,6 +466,74 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
         .map(|(_, b)| b)
         .collect();
     Ok(blocks)
+}
+
+/// The first line of a saved block.
+pub const SAVE_MARKER: &str = "//@save";
+
+/// `// @save`, `//@sav`, `//@Save`, `#@save`, `/@save`: close to the marker but not it.
+fn looks_like_save_marker(line: &str) -> bool {
+    let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+    if compact == SAVE_MARKER || compact.is_empty() {
+        // `// @save` differs only in spacing; `//@Save` only in case.
+        return compact == SAVE_MARKER && line.trim() != SAVE_MARKER;
+    }
+    let starts_like_comment = compact.starts_with('/') || compact.starts_with('#') || compact.starts_with('@');
+    starts_like_comment && compact.contains("sav") && edit_distance(&compact, SAVE_MARKER) <= 2
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// A rust block holding a line that opens another fence (```` ```text ````, ```` ```rust ````)
+/// or an `Output:` paragraph followed by a fence has almost surely swallowed prose because
+/// its own closing fence is missing: say so at the line where it opened.
+fn check_no_swallowed_fence(
+    path: &Path,
+    info: &str,
+    fence_line: usize,
+    code_line: usize,
+    body: &str,
+) -> Result<(), BookError> {
+    let lines: Vec<&str> = body.lines().collect();
+    for (k, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        let opens_fence = ["```", "~~~"].iter().any(|f| {
+            t.strip_prefix(f).is_some_and(|rest| {
+                let rest = rest.trim_start_matches(['`', '~']);
+                !rest.is_empty() && rest.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            })
+        });
+        let output_label = t == "Output:"
+            && lines[k + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| {
+                let l = l.trim_start();
+                l.starts_with("```") || l.starts_with("~~~")
+            });
+        if opens_fence || output_label {
+            return Err(BookError::new(
+                path,
+                fence_line,
+                format!(
+                    "the ```{info} block opened here is probably missing its closing fence: line {} inside it, \
+                     `{t}`, {}; close the block with ``` before the prose after it",
+                    code_line + k,
+                    if output_label { "starts an Output block" } else { "opens another fence" }
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn trim_end_newlines(source: &str, mut end: usize) -> usize {

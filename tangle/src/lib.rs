@@ -77,7 +77,7 @@ mod tests {
         assert!(lib.contains("pub mod ch01_one;") && lib.contains("pub use ch02_two::*;"), "{lib}");
         let m1 = std::fs::read_to_string(out.join("src/ch01_one.rs")).unwrap();
         assert_eq!(m1.matches("use std::fmt;").count(), 1, "identical uses are merged:\n{m1}");
-        assert!(m1.contains(&format!("// generated from {}:6\n/// One.", book.chapters[0].path.display())), "{m1}");
+        assert!(m1.contains(&format!("// generated from {}, saved block 1\n/// One.", book.chapters[0].path.display())), "{m1}");
         let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
         assert!(page.contains("| `two() -> i64` | Two, from one. |"), "{page}");
 
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn a_name_saved_twice_in_one_chapter_names_both_lines() {
         let tmp = tempfile::tempdir().unwrap();
-        let ch = "```rust\n//@save\npub fn f() {}\n```\n\n```rust\n//@save\npub struct f;\n```\n";
+        let ch = "```rust\n//@save\nfn f() {}\n```\n\n```rust\n//@save\nstruct f;\n```\n";
         let book = book_in(tmp.path(), &[("01-x.md", ch)]);
         let err = tangle_book(&book).err().unwrap();
         assert_eq!(err.line, 8);

@@ -18,6 +18,10 @@ pub const CHAPTER_DEPS: &[(&str, &str)] = &[
     ("rand_chacha", "\"0.3\""),
     ("rhai", "{ version = \"1\", features = [\"sync\"] }"),
     ("serde_json", "\"1\""),
+    // The real Qwen3 tokenizer (its files are in $AGENTRL_QWEN3_DIR) and its chat template.
+    ("tokenizers", "{ version = \"0.22\", default-features = false, features = [\"onig\"] }"),
+    ("minijinja", "\"2\""),
+    ("minijinja-contrib", "{ version = \"2\", features = [\"pycompat\"] }"),
 ];
 
 /// Dependencies optimised, the book's own code not: fast rebuilds after an edit, and the
@@ -38,8 +42,11 @@ pub struct SavedItem {
     pub text: String,
     /// Markdown line of the item's first line of `text`.
     pub line: usize,
-    /// Markdown line of the item's first token (shown in the "generated from" comment).
+    /// Markdown line of the item's first token.
     pub item_line: usize,
+    /// 1-based position of its block among the chapter's saved blocks (shown in the
+    /// "generated from" comment: unlike a line number, prose edits do not move it).
+    pub saved_block: usize,
     /// For a `use` item, one `use path;` statement per imported name, for de-duplication
     /// by imported path within one scope (see [`UseSet`]).
     pub use_leaves: Vec<String>,
@@ -48,28 +55,60 @@ pub struct SavedItem {
     pub summary: String,
 }
 
+/// Macros that print; saved code prints nothing (refresh must never record library prints).
+pub const PRINT_MACROS: &[&str] = &["println", "print", "eprintln", "eprint", "dbg"];
+
 /// Validate a saved block with `syn` and split it into items.
 pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem>, BookError> {
     let path = &chapter.path;
+    let md_pos = |lc: proc_macro2::LineColumn| (block.code_line + lc.line.saturating_sub(1), lc.column + 1);
     let file = syn::parse_file(&block.code).map_err(|e| {
-        let start = e.span().start();
-        let line = block.code_line + start.line.saturating_sub(1);
-        BookError::new(
+        // Statements parse as a block body: then the advice is to move them; otherwise
+        // it is a plain syntax error, reported where syn found it.
+        if let Some(stmt_line) = first_statement_line(&block.code) {
+            let line = block.code_line + stmt_line - 1;
+            return BookError::new(
+                path,
+                line,
+                format!(
+                    "saved block (opened at line {}) holds something that is not an item. \
+                     A //@save block may contain only use, fn, struct, enum, impl, trait, const, static, type and mod items; \
+                     move statements and prints into a run block",
+                    block.fence_line
+                ),
+            );
+        }
+        let (mut line, mut col) = md_pos(e.span().start());
+        let mut what = e.to_string();
+        if let Some((l, c, d)) = unclosed_delimiter(&block.code) {
+            if what.contains("cannot parse string into token stream") {
+                // A lexer error (unbalanced delimiters) says nothing useful: name the delimiter.
+                (line, col, what) = (block.code_line + l, c, format!("`{d}` is never closed"));
+            }
+        }
+        BookError::new(path, line, format!("syntax error in the saved block opened at line {}: {what}", block.fence_line))
+            .at_column(col)
+    })?;
+    if let Some(mac) = find_print(&file) {
+        let (line, col) = md_pos(mac.path.span().start());
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        return Err(BookError::new(
             path,
             line,
             format!(
-                "saved block (opened at line {}) holds something that is not an item: {e}. \
-                 A //@save block may contain only use, fn, struct, enum, impl, trait, const, static, type and mod items; \
-                 move statements and prints into a run block",
+                "saved block (opened at line {}) calls `{name}!`; saved code prints nothing (the library must \
+                 not print into a chapter's recorded output): return the value, or print it in a run block",
                 block.fence_line
             ),
         )
-    })?;
+        .at_column(col));
+    }
     if let Some(attr) = file.attrs.first() {
         let line = block.code_line + attr.span().start().line - 1;
         return Err(BookError::new(path, line, "saved blocks may not hold inner attributes (`#![...]`)"));
     }
     let code_lines: Vec<&str> = block.code.lines().collect();
+    let saved_block = chapter.saved_blocks().position(|b| std::ptr::eq(b, block)).map_or(0, |i| i + 1);
     let mut items = Vec::new();
     let mut next_free_line = 1; // 1-based line in the block where the next item's text starts
     for item in &file.items {
@@ -112,6 +151,18 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
                 ))
             }
         };
+        if is_pub(item) && first_doc_line(item_attrs(item)).is_empty() {
+            return Err(BookError::new(
+                path,
+                md_line(first_line),
+                format!(
+                    "`pub` item `{}` in the saved block opened at line {} has no `///` doc comment; its first \
+                     line is the item's summary in the library reference (book/src/library.md)",
+                    name.as_deref().unwrap_or("?"),
+                    block.fence_line
+                ),
+            ));
+        }
         // Comments just above an item belong to it; blank lines before them do not.
         let mut start = next_free_line.min(first_line);
         while start < first_line && code_lines[start - 1].trim().is_empty() {
@@ -129,12 +180,101 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
             text,
             line: md_line(start),
             item_line: md_line(first_line),
+            saved_block,
             use_leaves,
             signature,
             summary,
         });
     }
     Ok(items)
+}
+
+/// The first opening delimiter left unclosed, as (0-based line, 1-based column, char); a rough scan
+/// that skips string and char literals and comments, only used to improve a message.
+pub fn unclosed_delimiter(code: &str) -> Option<(usize, usize, char)> {
+    let mut stack: Vec<(usize, usize, char)> = Vec::new();
+    for (li, line) in code.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        let mut in_str = false;
+        while i < chars.len() {
+            let c = chars[i];
+            if in_str {
+                if c == '\\' {
+                    i += 1;
+                } else if c == '"' {
+                    in_str = false;
+                }
+            } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+                break;
+            } else if c == '"' {
+                in_str = true;
+            } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
+                i += 2;
+            } else if matches!(c, '(' | '[' | '{') {
+                stack.push((li, i + 1, c));
+            } else if matches!(c, ')' | ']' | '}') {
+                stack.pop();
+            }
+            i += 1;
+        }
+    }
+    stack.first().copied()
+}
+
+/// Line (1-based, in `code`) of the first statement that is not an item, when `code` parses
+/// as a function body.
+fn first_statement_line(code: &str) -> Option<usize> {
+    let block: syn::Block = syn::parse_str(&format!("{{\n{code}\n}}")).ok()?;
+    let stmt = block.stmts.iter().find(|s| !matches!(s, syn::Stmt::Item(_)))?;
+    Some(stmt.span().start().line.saturating_sub(1).max(1))
+}
+
+/// The first print macro anywhere in the file, function bodies included.
+fn find_print(file: &syn::File) -> Option<syn::Macro> {
+    struct Finder(Option<syn::Macro>);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+            if self.0.is_none() && PRINT_MACROS.contains(&name.as_str()) {
+                self.0 = Some(mac.clone());
+            }
+            syn::visit::visit_macro(self, mac);
+        }
+    }
+    let mut finder = Finder(None);
+    syn::visit::Visit::visit_file(&mut finder, file);
+    finder.0
+}
+
+fn is_pub(item: &Item) -> bool {
+    let vis = match item {
+        Item::Fn(f) => &f.vis,
+        Item::Struct(s) => &s.vis,
+        Item::Enum(e) => &e.vis,
+        Item::Trait(t) => &t.vis,
+        Item::Const(c) => &c.vis,
+        Item::Static(s) => &s.vis,
+        Item::Type(t) => &t.vis,
+        Item::Mod(m) => &m.vis,
+        _ => return false,
+    };
+    matches!(vis, syn::Visibility::Public(_))
+}
+
+fn item_attrs(item: &Item) -> &[syn::Attribute] {
+    match item {
+        Item::Fn(f) => &f.attrs,
+        Item::Struct(s) => &s.attrs,
+        Item::Enum(e) => &e.attrs,
+        Item::Trait(t) => &t.attrs,
+        Item::Const(c) => &c.attrs,
+        Item::Static(s) => &s.attrs,
+        Item::Type(t) => &t.attrs,
+        Item::Mod(m) => &m.attrs,
+        Item::Macro(m) => &m.attrs,
+        _ => &[],
+    }
 }
 
 /// `use a::{b, c as d, e::*};` -> `use a::b;`, `use a::c as d;`, `use a::e::*;`.
@@ -305,7 +445,7 @@ impl GeneratedFile {
     /// Append a saved item: its "generated from" comment and its lines mapped to the chapter.
     pub fn push_item(&mut self, chapter: &Chapter, item: &SavedItem) {
         let rel = display_path(chapter);
-        self.push_line(&format!("// generated from {}:{}", rel, item.item_line), None);
+        self.push_line(&format!("// generated from {rel}, saved block {}", item.saved_block), None);
         for (k, line) in item.text.lines().enumerate() {
             self.push_line(line, Some((chapter.path.clone(), item.line + k)));
         }
@@ -437,15 +577,47 @@ pub fn write_files(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
 }
 
 /// Write `content` to `path` (creating folders) unless it already holds exactly that, so
-/// unchanged files keep their mtimes and cargo does not rebuild them.
+/// unchanged files keep their mtimes and cargo does not rebuild them. The write is atomic.
 pub fn write_if_changed(path: &Path, content: &str) -> std::io::Result<()> {
-    if std::fs::read_to_string(path).ok().as_deref() == Some(content) {
+    let current = std::fs::read_to_string(path).ok();
+    if current.as_deref() == Some(content) {
         return Ok(());
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+    replace_if_unchanged(path, current.as_deref(), content)
+}
+
+/// Replace `path` with `content` atomically (a temp file in the same folder, then a
+/// rename), but only if it still holds `expected` (`None`: does not exist) right before the
+/// rename; otherwise write nothing and fail with [`std::io::ErrorKind::Other`] saying it
+/// changed while it was being checked.
+pub fn replace_if_unchanged(path: &Path, expected: Option<&str>, content: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        std::fs::write(&tmp, content)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::File::open(&tmp)?.sync_all()?;
+        let now = match std::fs::read(path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        if now.as_deref() != expected.map(str::as_bytes) {
+            return Err(std::io::Error::other(format!(
+                "{} changed while it was being checked; nothing was written: run again",
+                path.display()
+            )));
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::write(path, content)
+    result
 }
 
 /// Files that differ between `files` and what is on disk under `dir` (plus stale `.rs` modules).

@@ -20,6 +20,25 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Run from a subdirectory, work from the repository root (the folder holding book/src/SUMMARY.md).
+    if cli.book == std::path::Path::new("book") && !cli.book.join("src/SUMMARY.md").is_file() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        match cwd.ancestors().find(|d| d.join("book/src/SUMMARY.md").is_file()) {
+            Some(root) => {
+                if let Err(e) = std::env::set_current_dir(root) {
+                    eprintln!("error: cannot change to {}: {e}", root.display());
+                    return ExitCode::from(2);
+                }
+            }
+            None => {
+                eprintln!(
+                    "error: no book/src/SUMMARY.md in {} or any folder above it: run tangle from the repository root (or pass --book PATH)",
+                    cwd.display()
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     let book = match tangle::Book::load(&cli.book) {
         Ok(b) => b,
         Err(e) => {
