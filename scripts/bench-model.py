@@ -1,0 +1,453 @@
+"""PyTorch twin of the book's TinyAgent, and the driver of `scripts/bench-model.sh`.
+
+    bench-model.py check DIR                 logits and rollouts equal to the Rust ones?
+    bench-model.py serve DIR THREADS         answer `OP REPS` lines with seconds per call
+    bench-model.py drive DIR RUST_BIN [--rounds N] [--threads 1,2] [--quick]
+
+The twin is chapter 03's TinyAgent op for op: pre-norm blocks, LayerNorm (eps 1e-5),
+linear layers without bias, GELU (exact, "none"), learned positions, fused attention
+(scaled_dot_product_attention, is_causal for the full forward, a boolean mask for the
+cached decode step), the head as a matmul with W^T; `extend` is KvCache decoding with
+ragged rows, per-row positions and a valid-slot mask, line for line. It loads the weights
+the Rust side wrote (safetensors, read here without extra packages). Op names and the
+rollout schedule are those of scripts/bench-model/src/main.rs.
+"""
+
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+import warnings
+
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+CALL, TURNS, ID_RANGE = 8, 6, 128
+CONFIGS = {  # name -> (V, max_len, D, heads, layers, mlp); "book" is chapter 05's TinyAgent
+    "book": (294, 256, 32, 2, 2, 64),
+    "default": (128, 256, 64, 4, 2, 256),
+}
+
+
+def load_safetensors(path):
+    data = open(path, "rb").read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + n])
+    dtypes = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64}
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = meta["data_offsets"]
+        buf = bytearray(data[8 + n + start : 8 + n + end])
+        out[name] = torch.frombuffer(buf, dtype=dtypes[meta["dtype"]]).view(meta["shape"]).clone()
+    return out
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d, heads, mlp):
+        super().__init__()
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d, eps=1e-5), torch.nn.LayerNorm(d, eps=1e-5)
+        self.qkv = torch.nn.Linear(d, 3 * d, bias=False)
+        self.proj = torch.nn.Linear(d, d, bias=False)
+        self.fc1 = torch.nn.Linear(d, mlp, bias=False)
+        self.fc2 = torch.nn.Linear(mlp, d, bias=False)
+        self.heads = heads
+
+    def forward(self, x, allowed=None, past=None):
+        b, t, d = x.shape
+        heads = lambda m: m.view(b, t, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
+        q, k, v = self.qkv(self.ln1(x)).split(d, -1)
+        q, k, v = heads(q), heads(k), heads(v)  # [B, H, T, Dh]
+        if past is not None:
+            k = torch.cat([past[0], k], 2)
+            v = torch.cat([past[1], v], 2)
+            past[0], past[1] = k, v
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="none"))
+
+
+class TinyAgent(torch.nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        v, max_len, d, heads, layers, mlp = CONFIGS[name]
+        self.v, self.max_len, self.d, self.h = v, max_len, d, heads
+        self.tok_emb = torch.nn.Embedding(v, d)
+        self.pos_emb = torch.nn.Embedding(max_len, d)
+        self.blocks = torch.nn.ModuleList(Block(d, heads, mlp) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(d, eps=1e-5)
+        self.head = torch.nn.Linear(d, v, bias=False)
+
+    def forward(self, ids):  # [B, T] -> [B, T, V]
+        t = ids.shape[1]
+        x = self.tok_emb(ids) + self.pos_emb(torch.arange(t))
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_f(x).matmul(self.head.weight.t())
+
+    def extend(self, cache, new):
+        """chapter 03's TinyAgent::extend: cache = {"layers": [[k, v]...], "valid", "seen"}."""
+        b, t = len(new), max(len(r) for r in new)
+        ids, pos, real = [0] * (b * t), [0] * (b * t), [False] * (b * t)
+        for r, row in enumerate(new):
+            for j in range(t):
+                pos[r * t + j] = min(cache["seen"][r] + j, self.max_len - 1)
+                ids[r * t + j], real[r * t + j] = (row[j], True) if j < len(row) else (0, False)
+            cache["seen"][r] += len(row)
+        ids = torch.tensor(ids).view(b, t)
+        pos = torch.tensor(pos).view(b, t)
+        real = torch.tensor(real).view(b, t)
+        causal = torch.ones(t, t).tril(0).to(torch.bool)
+        itself = torch.eye(t, dtype=torch.bool)
+        to_new = causal.logical_and(real.unsqueeze(1)).logical_or(itself)  # [B, T, T]
+        s = cache["valid"].shape[1]
+        to_old = cache["valid"].unsqueeze(1).expand(b, t, s)
+        allowed = torch.cat([to_old, to_new], 2).unsqueeze(1)  # [B, 1, T, S + T]
+        x = self.tok_emb(ids) + self.pos_emb(pos)
+        for block, kv in zip(self.blocks, cache["layers"]):
+            x = block(x, allowed, kv)
+        cache["valid"] = torch.cat([cache["valid"], real], 1)
+        last = torch.tensor([len(r) - 1 for r in new]).view(b, 1, 1)
+        x_last = x.gather(1, last.expand(b, 1, self.d))
+        return self.ln_f(x_last.squeeze(1)).matmul(self.head.weight.t())  # [B, V]
+
+
+def new_cache(model, rows):
+    empty = lambda: torch.zeros(rows, model.h, 0, model.d // model.h)  # noqa: E731
+    return {
+        "layers": [[empty(), empty()] for _ in model.blocks],
+        "valid": torch.zeros(rows, 0, dtype=torch.bool),
+        "seen": [0] * rows,
+    }
+
+
+def keep_rows(cache, rows):
+    index = torch.tensor(rows)
+    for kv in cache["layers"]:
+        kv[0], kv[1] = kv[0].index_select(0, index), kv[1].index_select(0, index)
+    cache["valid"] = cache["valid"].index_select(0, index)
+    cache["seen"] = [cache["seen"][r] for r in rows]
+
+
+def sample_with_uniforms(logits, u):
+    """chapter 03's sample_with_uniforms at temperature 1, top_p 1."""
+    logp = (logits.to(torch.float32) / 1.0).log_softmax(-1)  # z / temperature, as in Rust
+    probs = logp.exp().to(torch.float64)
+    cdf = probs.cumsum(-1, dtype=torch.float64)
+    u = torch.tensor(u, dtype=torch.float64).unsqueeze(1)
+    first_above = cdf.le(u).sum(-1, dtype=torch.int64)
+    v = probs.shape[1]
+    last_with_mass = (v - 1) - probs.gt(0.0).flip([-1]).to(torch.int64).argmax(-1)
+    ids = first_above.minimum(last_with_mass)
+    return ids, logp.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+
+
+def uniform(step, row):
+    return ((step * 1000 + row) * 0.6180339887498949 + 0.5) % 1.0
+
+
+def read_schedule(path):
+    prompts, obs = [], []
+    for line in open(path):
+        groups = [[int(x) for x in g.split()] for g in line.split("|")]
+        prompts.append(groups[0])
+        obs.append(groups[1:])
+    return prompts, obs
+
+
+def rollout(model, schedule, cached):
+    """The lockstep rollout of main.rs, the same schedule and uniforms."""
+    prompts, obs = schedule
+    b = len(prompts)
+    tokens = [list(p) for p in prompts]
+    sampled, logps = [[] for _ in range(b)], [[] for _ in range(b)]
+    call_len, turns, seen = [0] * b, [0] * b, [0] * b
+    rows = list(range(b))
+    cache = new_cache(model, b)
+    step = 0
+    with torch.no_grad():
+        while rows:
+            if cached:
+                new = [tokens[i][seen[i] :] for i in rows]
+                for i in rows:
+                    seen[i] = len(tokens[i])
+                logits = model.extend(cache, new)
+            else:
+                length = max(len(tokens[i]) for i in rows)
+                flat = [0] * (len(rows) * length)
+                for r, i in enumerate(rows):
+                    flat[r * length : r * length + len(tokens[i])] = tokens[i]
+                n = len(rows)
+                ids = torch.tensor(flat).view(n, length)
+                last = torch.tensor([len(tokens[i]) - 1 for i in rows]).view(n, 1, 1)
+                logits = model(ids).gather(1, last.expand(n, 1, model.v)).squeeze(1)
+            ids, lp = sample_with_uniforms(logits, [uniform(step, i) for i in rows])
+            ids, lp = ids.tolist(), lp.tolist()
+            running = []
+            for r, i in enumerate(rows):
+                tokens[i].append(ids[r])
+                sampled[i].append(ids[r])
+                logps[i].append(lp[r])
+                call_len[i] += 1
+                if call_len[i] == CALL:
+                    call_len[i], turns[i] = 0, turns[i] + 1
+                    if turns[i] == TURNS:
+                        continue
+                    tokens[i].extend(obs[i][turns[i] - 1])
+                running.append(r)
+            if cached and 0 < len(running) < len(rows):
+                keep_rows(cache, running)
+            rows = [rows[r] for r in running]
+            step += 1
+    return sampled, logps
+
+
+def f32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def input_ids(b, t):
+    return torch.tensor([((k // t) * 131 + (k % t) * 31 + 7) % ID_RANGE for k in range(b * t)]).view(b, t)
+
+
+def load_model(dir_, name):
+    model = TinyAgent(name)
+    weights = load_safetensors(f"{dir_}/{name}.safetensors")
+    state = {k: v for k, v in weights.items()}
+    missing = model.load_state_dict(state, strict=True)
+    assert not missing.missing_keys and not missing.unexpected_keys, missing
+    return model
+
+
+def check(dir_):
+    ok = True
+    for name in CONFIGS:
+        model = load_model(dir_, name)
+        with torch.no_grad():
+            logits = model(input_ids(2, 32))
+        rust = load_safetensors(f"{dir_}/{name}.logits.safetensors")["logits"]
+        diff = (logits - rust).abs().max().item()
+        print(f"check {name:>7}: forward logits [2, 32, {model.v}], max |python - rust| = {diff:.1e}")
+        ok &= diff < 1e-5
+        for obs in ["short", "long"]:
+            schedule = read_schedule(f"{dir_}/schedule-{obs}-B8.txt")
+            for algo in ["cached", "uncached"]:
+                ids, lp = rollout(model, schedule, algo == "cached")
+                r_ids, r_lp = [], []
+                for line in open(f"{dir_}/{name}-{obs}-{algo}.rollout.txt"):
+                    a, b = line.split("|")
+                    r_ids.append([int(x) for x in a.split()])
+                    r_lp.append([f32(float(x)) for x in b.split()])
+                same = sum(x == y for r1, r2 in zip(ids, r_ids) for x, y in zip(r1, r2))
+                total = sum(len(r) for r in r_ids)
+                lp_diff = max(abs(x - y) for r1, r2 in zip(lp, r_lp) for x, y in zip(r1, r2))
+                print(
+                    f"check {name:>7}: rollout B=8 {obs:>5} obs, {algo:>8}: "
+                    f"{same}/{total} sampled ids equal, max |logp diff| = {lp_diff:.1e}"
+                )
+                ok &= same == total
+    return ok
+
+
+def make_op(dir_, name, models):
+    parts = name.split(":")
+    model_name = parts[1]
+    if model_name not in models:
+        models[model_name] = load_model(dir_, model_name)
+    model = models[model_name]
+    if parts[0] == "fwd":
+        ids = input_ids(int(parts[2]), int(parts[3]))
+
+        def op():
+            with torch.no_grad():
+                model(ids)
+
+        return op
+    if parts[0] == "train":
+        import copy
+
+        m = copy.deepcopy(model)
+        ids = input_ids(int(parts[2]), int(parts[3]))
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+
+        def op():
+            t = ids.shape[1]
+            logits = m(ids[:, : t - 1])
+            logp = logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+            loss = -logp.mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        return op
+    if parts[0] in ("roll_cached", "roll_uncached"):
+        schedule = read_schedule(f"{dir_}/schedule-{parts[3]}-B{parts[2]}.txt")
+        cached = parts[0] == "roll_cached"
+        return lambda: rollout(model, schedule, cached)
+    if parts[0] == "extend":
+        b = int(parts[2])
+        cache = new_cache(model, b)
+        with torch.no_grad():
+            model.extend(cache, [[(r * 7 + j) % ID_RANGE for j in range(50)] for r in range(b)])
+        new = [[r % ID_RANGE] for r in range(b)]
+
+        def op():
+            c = {
+                "layers": [[k, v] for k, v in cache["layers"]],
+                "valid": cache["valid"],
+                "seen": list(cache["seen"]),
+            }
+            with torch.no_grad():
+                model.extend(c, new)
+
+        return op
+    raise ValueError(name)
+
+
+def serve(dir_, threads):
+    torch.set_num_threads(threads)
+    models, ops = {}, {}
+    for line in sys.stdin:
+        words = line.split()
+        if len(words) < 2:
+            continue
+        name, reps = words[0], int(words[1])
+        if name not in ops:
+            ops[name] = make_op(dir_, name, models)
+            ops[name]()
+        op = ops[name]
+        if reps > 1:  # re-warm caches after the other side ran (a single rep is >= 0.1 s)
+            op()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            op()
+        print(f"{(time.perf_counter() - t0) / reps:.9f}", flush=True)
+
+
+class Server:
+    def __init__(self, argv, threads):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def time(self, op, reps):
+        self.p.stdin.write(f"{op} {reps}\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"server died on {op}")
+        return float(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def ops_list(quick):
+    """(op, reps per timing, group) in table order."""
+    ops = []
+    models = ["book"] if quick else ["book", "default"]
+    for m in models:
+        for b in [8, 32]:
+            for t in [96, 256]:
+                ops.append((f"fwd:{m}:{b}:{t}", "forward"))
+    for m in models:
+        for b in [8, 32]:
+            for t in [96, 256]:
+                ops.append((f"train:{m}:{b}:{t}", "forward+backward+Adam"))
+    for m in models:
+        for b in [8, 32]:
+            for obs in ["short", "long"]:
+                for algo in ["roll_cached", "roll_uncached"]:
+                    ops.append((f"{algo}:{m}:{b}:{obs}", "rollout"))
+    for b in [1, 8, 16, 32]:
+        ops.append((f"extend:book:{b}", "decode step"))
+    return ops
+
+
+def fmt_time(s):
+    return f"{s * 1e3:9.3f} ms" if s >= 1e-3 else f"{s * 1e6:9.1f} us"
+
+
+def drive(dir_, rust_bin, rounds, threads_list, quick):
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, rounds {rounds}, threads {threads_list}")
+    if not check(dir_):
+        print("bench-model: Rust and Python disagree; not timing", file=sys.stderr)
+        sys.exit(1)
+    ops = ops_list(quick)
+    results = {}  # (threads, op) -> (rust median, python median)
+    for threads in threads_list:
+        rust = Server([rust_bin, "serve", str(threads)], threads)
+        py = Server([sys.executable, __file__, "serve", dir_, str(threads)], threads)
+        # reps per timing: about 0.1 s of the slower side, measured once
+        reps = {}
+        for op, _ in ops:
+            t = max(rust.time(op, 1), py.time(op, 1))
+            reps[op] = max(1, min(200, int(0.1 / max(t, 1e-6))))
+        samples = {op: ([], []) for op, _ in ops}
+        for r in range(rounds):
+            for op, _ in ops:
+                # alternate who goes first, so neither always runs on a warm cache
+                order = [(0, rust), (1, py)] if r % 2 == 0 else [(1, py), (0, rust)]
+                for side, server in order:
+                    samples[op][side].append(server.time(op, reps[op]))
+        rust.close()
+        py.close()
+        for op, _ in ops:
+            results[(threads, op)] = tuple(statistics.median(s) for s in samples[op])
+    print()
+    print(f"medians of {rounds} interleaved rounds; ratio = Python / Rust (> 1: Rust faster)")
+    for threads in threads_list:
+        print()
+        print(f"threads = {threads}")
+        print(f"{'operation':<34} {'Rust':>12} {'PyTorch':>12} {'ratio':>6}")
+        for op, _ in ops:
+            rs, ps = results[(threads, op)]
+            print(f"{op:<34} {fmt_time(rs)} {fmt_time(ps)} {ps / rs:6.2f}")
+        print()
+        print("rollouts: cached vs uncached, and the cross ratio PyTorch uncached / Rust cached")
+        print(f"{'rollout':<22} {'Rust unc/cached':>15} {'Py unc/cached':>14} {'Py uncached/Rust cached':>24}")
+        for op, _ in ops:
+            if op.startswith("roll_cached"):
+                key = op[len("roll_cached") :]
+                rc, pc = results[(threads, op)]
+                ru, pu = results[(threads, "roll_uncached" + key)]
+                print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f}")
+        print()
+        print("decode step (extend, one token per row, 50 slots cached): time per row")
+        for b in [1, 8, 16, 32]:
+            rs, ps = results[(threads, f"extend:book:{b}")]
+            print(f"  B = {b:>2}: Rust {fmt_time(rs / b)} per row, PyTorch {fmt_time(ps / b)} per row")
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "check":
+        sys.exit(0 if check(sys.argv[2]) else 1)
+    if cmd == "serve":
+        serve(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "drive":
+        args = sys.argv[2:]
+        dir_, rust_bin = args[0], args[1]
+        rounds, threads, quick = 5, [1, 2], False
+        i = 2
+        while i < len(args):
+            if args[i] == "--rounds":
+                rounds, i = int(args[i + 1]), i + 2
+            elif args[i] == "--threads":
+                threads, i = [int(x) for x in args[i + 1].split(",")], i + 2
+            elif args[i] == "--quick":
+                quick, i = True, i + 1
+            else:
+                raise SystemExit(f"unknown argument {args[i]}")
+        drive(dir_, rust_bin, rounds, threads, quick)
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# TinyAgent (the book's Rust code) against a PyTorch twin on the same weights and the same
+# libtorch 2.13.0 (the Python torch the libtorch install provides): forward,
+# forward+backward+Adam, lockstep rollouts with and without the KV cache, and one cached
+# decode step per batch size. Rust and Python run as two server processes, interleaved op
+# by op, several rounds, medians, at 1 and 2 threads; logits and rollouts are checked equal
+# first. A benchmark, not a test: run it on an idle machine.
+#
+#   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick]
+#
+# ATen's ISA and MKL's path are pinned as the checker pins them (DESIGN.md, Determinism),
+# so it measures the kernels the book's chapters run.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+if ! cargo run --quiet -p tangle -- --check >/dev/null 2>&1; then
+  echo "bench-model: warning: agentrl/ differs from a fresh tangle of book/src; timing agentrl/ as it is" >&2
+fi
+eval "$(cargo run --quiet -p checker -- --print-env)"
+export ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+cargo build --quiet --release --manifest-path scripts/bench-model/Cargo.toml --target-dir target/bench-model
+bin=target/bench-model/release/agentrl-bench-model
+data=target/bench-model/data
+OMP_NUM_THREADS=1 "$bin" setup "$data"
+# the torch Python package is the folder the libtorch install put it in (pip --target)
+export PYTHONPATH="$(dirname "$LIBTORCH")${PYTHONPATH:+:$PYTHONPATH}"
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%Y-%m-%d)"
+python3 scripts/bench-model.py drive "$data" "$bin" "$@"

@@ -1,0 +1,287 @@
+//! The Rust half of `scripts/bench-model.sh`: TinyAgent (the book's own code, the agentrl
+//! crate) timed against a PyTorch twin (`scripts/bench-model.py`) on the same weights.
+//!
+//!     agentrl-bench-model setup DIR      write weights, check data and rollout schedules
+//!     agentrl-bench-model serve THREADS  read `OP REPS` lines on stdin, answer seconds per call
+//!
+//! Ops (the Python twin implements the same names):
+//!     fwd:MODEL:B:T            no-grad forward, ids [B, T] -> logits [B, T, V]
+//!     train:MODEL:B:T          forward + backward + Adam step on -mean log p(ids[1:] | ids[..])
+//!     roll_cached:MODEL:B:OBS  lockstep rollout with the KV cache (`extend`), batched sampling
+//!     roll_uncached:MODEL:B:OBS  the same rollout re-running the whole prefix per token
+//!     extend:MODEL:B           one cached decode call, one new token per row, 50 slots cached
+//! MODEL is `book` (chapter 05's TinyAgent) or `default` (TinyAgentConfig::default());
+//! OBS is `short` (the gym's ~6-token observations, ~91 tokens per row) or `long` (20-36).
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+use agentrl as arl;
+use arl::{KvCache, SamplingOptions, TinyAgent, TinyAgentConfig};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tch::nn::OptimizerConfig;
+use tch::{nn, Kind, Tensor};
+
+/// Tokens per call and calls per episode, as the untrained policy of chapter 05 runs them.
+const CALL: usize = 8;
+const TURNS: usize = 6;
+/// Ids of prompts, observations and timing inputs stay below the smaller vocabulary.
+const ID_RANGE: i64 = 128;
+const MODEL_SEED: u64 = 0;
+
+fn config(model: &str) -> TinyAgentConfig {
+    match model {
+        // chapter 05: vocab_size = tok.vocab_size() = 293
+        "book" => TinyAgentConfig {
+            vocab_size: 294,
+            max_len: 256,
+            d_model: 32,
+            n_heads: 2,
+            n_layers: 2,
+            d_mlp: 64,
+            ..Default::default()
+        },
+        "default" => TinyAgentConfig::default(),
+        other => panic!("unknown model {other}"),
+    }
+}
+
+/// Timing input ids [B, T], a formula the Python twin repeats.
+fn input_ids(b: i64, t: i64) -> Tensor {
+    let ids: Vec<i64> =
+        (0..b * t).map(|k| ((k / t) * 131 + (k % t) * 31 + 7) % ID_RANGE).collect();
+    Tensor::from_slice(&ids).view([b, t])
+}
+
+/// The uniform of row `row` at lockstep step `step` (a formula, identical in Python).
+fn uniform(step: usize, row: usize) -> f64 {
+    ((step * 1000 + row) as f64 * 0.618_033_988_749_894_9 + 0.5).fract()
+}
+
+/// Per row: the prompt and the observation appended after each call but the last.
+#[derive(Clone)]
+struct Schedule {
+    prompts: Vec<Vec<i64>>,
+    obs: Vec<Vec<Vec<i64>>>,
+}
+
+fn schedule(b: usize, obs: &str) -> Schedule {
+    let (lo, hi) = match obs {
+        "short" => (4, 8),
+        "long" => (20, 36),
+        other => panic!("unknown observation size {other}"),
+    };
+    let mut prompts = vec![];
+    let mut all_obs = vec![];
+    for row in 0..b {
+        // row r is the same in every batch size: B = 8 is a prefix of B = 32
+        let mut rng = ChaCha8Rng::seed_from_u64(1000 + row as u64 + if obs == "long" { 1 << 20 } else { 0 });
+        let mut ids = |n: usize| -> Vec<i64> { (0..n).map(|_| rng.gen_range(1..ID_RANGE)).collect() };
+        let n = 11 + (row * 7) % 5; // 11..=15 prompt tokens
+        prompts.push(ids(n));
+        let lens: Vec<usize> = (0..TURNS - 1).map(|k| lo + (row * 3 + k * 5) % (hi - lo + 1)).collect();
+        all_obs.push(lens.into_iter().map(|n| ids(n)).collect());
+    }
+    Schedule { prompts, obs: all_obs }
+}
+
+fn write_schedule(path: &str, s: &Schedule) {
+    let line = |v: &[i64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    for (p, obs) in s.prompts.iter().zip(&s.obs) {
+        let groups: Vec<String> = std::iter::once(line(p)).chain(obs.iter().map(|o| line(o))).collect();
+        out += &groups.join(" | ");
+        out += "\n";
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// Lockstep rollout of the schedule: every row writes TURNS calls of CALL sampled tokens, and
+/// after each call but the last its observation is appended (token-in/token-out, like
+/// `rollout_batch`). `cached`: one `extend` per step on the new tokens only; otherwise the
+/// original algorithm, a forward over every row's whole (right-padded) prefix per step and
+/// the logits at each row's last token. -> (sampled ids, their log-probs) per row.
+fn rollout(model: &TinyAgent, s: &Schedule, cached: bool) -> (Vec<Vec<i64>>, Vec<Vec<f32>>) {
+    let b = s.prompts.len();
+    let v = model.cfg.vocab_size;
+    let opts = SamplingOptions::default();
+    let mut tokens = s.prompts.clone();
+    let (mut sampled, mut logps) = (vec![vec![]; b], vec![vec![]; b]);
+    let (mut call_len, mut turns, mut seen) = (vec![0; b], vec![0; b], vec![0; b]);
+    let mut rows: Vec<usize> = (0..b).collect();
+    let mut cache = KvCache::new(model, b);
+    let mut step = 0;
+    while !rows.is_empty() {
+        let logits = tch::no_grad(|| {
+            if cached {
+                let new: Vec<Vec<i64>> = rows.iter().map(|&i| tokens[i][seen[i]..].to_vec()).collect();
+                rows.iter().for_each(|&i| seen[i] = tokens[i].len());
+                model.extend(&mut cache, &new) // [rows, V]
+            } else {
+                let len = rows.iter().map(|&i| tokens[i].len()).max().unwrap();
+                let mut flat = vec![0i64; rows.len() * len];
+                for (r, &i) in rows.iter().enumerate() {
+                    flat[r * len..r * len + tokens[i].len()].copy_from_slice(&tokens[i]);
+                }
+                let n = rows.len() as i64;
+                let ids = Tensor::from_slice(&flat).view([n, len as i64]);
+                let last: Vec<i64> = rows.iter().map(|&i| tokens[i].len() as i64 - 1).collect();
+                let last = Tensor::from_slice(&last).view([n, 1, 1]).expand([n, 1, v], false);
+                model.forward(&ids).gather(1, &last, false).squeeze_dim(1) // [rows, V]
+            }
+        });
+        let u: Vec<f64> = rows.iter().map(|&i| uniform(step, i)).collect();
+        let (ids, lp) = arl::sample_with_uniforms(&logits, opts, &u);
+        let (ids, lp) = (Vec::<i64>::try_from(&ids).unwrap(), Vec::<f32>::try_from(&lp).unwrap());
+        let mut running = vec![];
+        for (r, &i) in rows.iter().enumerate() {
+            tokens[i].push(ids[r]);
+            sampled[i].push(ids[r]);
+            logps[i].push(lp[r]);
+            call_len[i] += 1;
+            if call_len[i] == CALL {
+                (call_len[i], turns[i]) = (0, turns[i] + 1);
+                if turns[i] == TURNS {
+                    continue; // finished: leaves the batch
+                }
+                tokens[i].extend(&s.obs[i][turns[i] - 1]);
+            }
+            running.push(r);
+        }
+        if cached && running.len() < rows.len() && !running.is_empty() {
+            cache.keep_rows(&running);
+        }
+        rows = running.iter().map(|&r| rows[r]).collect();
+        step += 1;
+    }
+    (sampled, logps)
+}
+
+fn setup(dir: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    for name in ["book", "default"] {
+        let model = TinyAgent::new(config(name), MODEL_SEED);
+        model.vs.save(format!("{dir}/{name}.safetensors")).unwrap();
+        let logits = tch::no_grad(|| model.forward(&input_ids(2, 32)));
+        Tensor::write_safetensors(&[("logits", &logits)], format!("{dir}/{name}.logits.safetensors"))
+            .unwrap();
+        // the rollout check: sampled ids and log-probs of both algorithms
+        for obs in ["short", "long"] {
+            let s = schedule(8, obs);
+            for cached in [true, false] {
+                let (ids, lp) = rollout(&model, &s, cached);
+                let mut out = String::new();
+                for (i, l) in ids.iter().zip(&lp) {
+                    let i: Vec<String> = i.iter().map(|x| x.to_string()).collect();
+                    let l: Vec<String> = l.iter().map(|x| format!("{x:e}")).collect();
+                    out += &format!("{} | {}\n", i.join(" "), l.join(" "));
+                }
+                let algo = if cached { "cached" } else { "uncached" };
+                std::fs::write(format!("{dir}/{name}-{obs}-{algo}.rollout.txt"), out).unwrap();
+            }
+        }
+    }
+    for b in [1, 8, 16, 32] {
+        for obs in ["short", "long"] {
+            write_schedule(&format!("{dir}/schedule-{obs}-B{b}.txt"), &schedule(b, obs));
+        }
+    }
+}
+
+/// A timed operation: one call does the work once.
+type Op = Box<dyn FnMut()>;
+
+fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
+    let parts: Vec<&str> = name.split(':').collect();
+    let model_name = parts[1].to_string();
+    let model = models
+        .entry(model_name.clone())
+        .or_insert_with(|| TinyAgent::new(config(&model_name), MODEL_SEED));
+    let num = |k: usize| parts[k].parse::<i64>().unwrap();
+    match parts[0] {
+        "fwd" => {
+            let (m, ids) = (model.frozen(), input_ids(num(2), num(3)));
+            Box::new(move || {
+                let _ = tch::no_grad(|| m.forward(&ids));
+            })
+        }
+        "train" => {
+            let (m, ids) = (model.clone(), input_ids(num(2), num(3)));
+            let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
+            Box::new(move || {
+                let loss = -arl::sequence_log_probs(&m, &ids).mean(Kind::Float);
+                opt.backward_step(&loss);
+            })
+        }
+        "roll_cached" | "roll_uncached" => {
+            let cached = parts[0] == "roll_cached";
+            let (m, s) = (model.frozen(), schedule(num(2) as usize, parts[3]));
+            Box::new(move || {
+                rollout(&m, &s, cached);
+            })
+        }
+        "extend" => {
+            // a cache holding 50 tokens per row; each call extends a shallow copy by one
+            let (m, b) = (model.frozen(), num(2) as usize);
+            let mut cache = KvCache::new(&m, b);
+            let prompt: Vec<Vec<i64>> = (0..b).map(|r| (0..50).map(|j| (r as i64 * 7 + j) % ID_RANGE).collect()).collect();
+            let _ = tch::no_grad(|| m.extend(&mut cache, &prompt));
+            let new: Vec<Vec<i64>> = (0..b).map(|r| vec![r as i64 % ID_RANGE]).collect();
+            Box::new(move || {
+                let mut c = KvCache {
+                    layers: cache
+                        .layers
+                        .iter()
+                        .map(|l| arl::LayerKv { keys: l.keys.shallow_clone(), values: l.values.shallow_clone() })
+                        .collect(),
+                    valid: cache.valid.shallow_clone(),
+                    seen: cache.seen.clone(),
+                };
+                let _ = tch::no_grad(|| m.extend(&mut c, &new));
+            })
+        }
+        other => panic!("unknown op {other}"),
+    }
+}
+
+fn serve(threads: i32) {
+    tch::set_num_threads(threads);
+    let mut models = HashMap::new();
+    let mut ops: HashMap<String, Op> = HashMap::new();
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    for line in stdin.lock().lines() {
+        let line = line.unwrap();
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(reps)) = (words.next(), words.next()) else { continue };
+        let reps: u32 = reps.parse().unwrap();
+        let op = ops.entry(name.to_string()).or_insert_with(|| {
+            let mut op = make_op(name, &mut models);
+            op(); // warm-up on creation
+            op
+        });
+        if reps > 1 {
+            op(); // re-warm caches after the other side ran (a single rep is >= 0.1 s)
+        }
+        let t0 = Instant::now();
+        for _ in 0..reps {
+            op();
+        }
+        writeln!(stdout, "{:.9}", t0.elapsed().as_secs_f64() / reps as f64).unwrap();
+        stdout.flush().unwrap();
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("setup") => setup(&args[2]),
+        Some("serve") => serve(args[2].parse().unwrap()),
+        _ => {
+            eprintln!("usage: agentrl-bench-model setup DIR | serve THREADS");
+            std::process::exit(2);
+        }
+    }
+}
