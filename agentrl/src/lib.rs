@@ -11,8 +11,11 @@ pub mod ch03_language_models_as_policies;
 pub mod ch04_environments_and_tools;
 /// 5. Trajectories, Templates, and Masks
 pub mod ch05_trajectories_and_templates;
+/// 6. Policy Gradients
+pub mod ch06_policy_gradients;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
 pub use ch04_environments_and_tools::*;
 pub use ch05_trajectories_and_templates::*;
+pub use ch06_policy_gradients::*;
