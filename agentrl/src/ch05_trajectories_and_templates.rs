@@ -73,7 +73,6 @@ impl Tokenizer {
     pub fn id(&self, word: &str) -> i64 {
         *self.index.get(word).unwrap_or(&UNK_ID)
     }
-
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 3
@@ -137,7 +136,7 @@ pub fn task_texts(task: &Task) -> Vec<String> {
 // generated from book/src/05-trajectories-and-templates.md, saved block 4
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
-    let mut words = gym_vocabulary(); // tools, ops, messages, faults: every fixed word the gym emits
+    let mut words = gym_vocabulary(); // tools, ops, messages, faults: every word the gym emits
     words.extend((-20..=100).map(|k: i64| k.to_string()));
     for task in tasks {
         for text in task_texts(task) {

@@ -232,3 +232,68 @@ pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
     model
 }
 
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
+pub fn sample_episodes(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    n: usize,
+    seed: u64,
+) -> Vec<Trajectory> {
+    let repeated: Vec<Task> = tasks.iter().flat_map(|t| std::iter::repeat(t.clone()).take(n)).collect();
+    let mut envs: Vec<BugFixEnv> =
+        repeated.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// Options of `reinforce_train`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReinforceOptions {
+    pub steps: usize,
+    /// Episodes per step, each on a task drawn uniformly from the training tasks.
+    pub batch_size: usize,
+    pub lr: f64,
+    pub mode: LossMode,
+    pub max_grad_norm: f64,
+    pub seed: u64,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
+impl Default for ReinforceOptions {
+    fn default() -> Self {
+        let mode = LossMode::TokenMean;
+        Self { steps: 50, batch_size: 32, lr: 1e-3, mode, max_grad_norm: 1.0, seed: 0 }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
+/// of each step's sampled batch.
+pub fn reinforce_train(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    opts: ReinforceOptions,
+) -> Vec<RolloutSummary> {
+    let mut adam = nn::Adam::default().build(&model.vs, opts.lr).expect("optimizer");
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut history = vec![];
+    for _ in 0..opts.steps {
+        let picked: Vec<Task> =
+            (0..opts.batch_size).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
+        let mut envs: Vec<BugFixEnv> =
+            picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
+        let rollout = RolloutOptions::default();
+        let (trajs, _) = rollout_batch(model, &mut envs, &picked, tok, rollout, &mut rng);
+        let batch = collate(&trajs, PAD_ID);
+        let advantages = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
+        policy_gradient_step(model, &mut adam, &batch, &advantages, opts.mode, opts.max_grad_norm);
+        history.push(rollout_stats(&trajs));
+    }
+    history
+}
+

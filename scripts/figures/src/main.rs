@@ -34,6 +34,7 @@ fn main() -> Result<()> {
 const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch02-value-iteration.svg", value_iteration_convergence),
     ("ch03-sampling.svg", sampling_distributions),
+    ("ch06-reinforce.svg", reinforce_curves),
 ];
 
 /// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
@@ -176,6 +177,57 @@ fn sampling_distributions(path: &Path) -> Result<()> {
             .label_font((FONT, 13))
             .draw()?;
     }
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 6: pass rate of each step's sampled batch during `reinforce_train` from the base
+/// agent, for the chapter's three seeds, and their mean.
+fn reinforce_curves(path: &Path) -> Result<()> {
+    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
+    let curves: Vec<Vec<f64>> = (0..3u64)
+        .map(|seed| {
+            let model = base.clone();
+            let opts = arl::ReinforceOptions { seed, ..Default::default() };
+            arl::reinforce_train(&model, &train, &tok, opts).iter().map(|s| s.pass_rate).collect()
+        })
+        .collect();
+    let steps = curves[0].len();
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..(steps - 1) as f64, 0f64..1f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("REINFORCE step (32 episodes each)")
+        .y_desc("pass rate of the step's batch")
+        .label_style((FONT, 14))
+        .draw()?;
+    let colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0x75, 0x70, 0xb3)];
+    for (seed, (curve, color)) in curves.iter().zip(colors).enumerate() {
+        let points = curve.iter().enumerate().map(|(k, &p)| (k as f64, p));
+        chart
+            .draw_series(LineSeries::new(points, color.mix(0.7).stroke_width(1)))?
+            .label(format!("seed {seed}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(1)));
+    }
+    let mean = (0..steps).map(|k| (k as f64, curves.iter().map(|c| c[k]).sum::<f64>() / 3.0));
+    chart
+        .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))?
+        .label("mean of 3 seeds")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], BLACK.stroke_width(3)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 14))
+        .draw()?;
     root.present()?;
     Ok(())
 }
