@@ -215,10 +215,9 @@ pub fn scripted_demos(
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 5
-/// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train tasks.
-pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
-    let tasks = make_tasks(Split::Train, 0);
-    let demos = scripted_demos(&tasks, tok, &opts.kinds, opts.episodes_per_task, opts.seed);
+/// A fresh TinyAgent trained to maximize log pi of the demos' policy tokens (`opts.steps`
+/// minibatches of `opts.batch_size` demos drawn with replacement, Adam at `opts.lr`).
+pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
     let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
     let model = TinyAgent::new(cfg, opts.seed);
     let mut adam = nn::Adam::default().build(&model.vs, opts.lr).expect("optimizer");
@@ -230,6 +229,14 @@ pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
         adam.backward_step(&-masked_mean(&logp, &batch.action_mask, None)); // maximize log pi
     }
     model
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 5
+/// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train tasks.
+pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
+    let tasks = make_tasks(Split::Train, 0);
+    let demos = scripted_demos(&tasks, tok, &opts.kinds, opts.episodes_per_task, opts.seed);
+    behavior_clone(tok, &demos, &opts)
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 6
