@@ -6,7 +6,7 @@
 # by op, several rounds, medians, at 1 and 2 threads; logits and rollouts are checked equal
 # first. A benchmark, not a test: run it on an idle machine.
 #
-#   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick]
+#   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick] [--patience S]
 #
 # ATen's ISA and MKL's path are pinned as the checker pins them (DESIGN.md, Determinism),
 # so it measures the kernels the book's chapters run.
