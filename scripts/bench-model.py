@@ -3,6 +3,7 @@
     bench-model.py check DIR                 logits and rollouts equal to the Rust ones?
     bench-model.py serve DIR THREADS         answer `OP REPS` lines with seconds per call
     bench-model.py drive DIR RUST_BIN [--rounds N] [--threads 1,2] [--quick] [--patience S]
+                                             [--only OP,OP]  (ops whose names contain one)
 
 On a shared machine a Rust/Python pair during which other processes used more than 10% of
 a core is thrown away and re-run once the machine is quiet; after S seconds of such waiting
@@ -421,12 +422,12 @@ def fmt_time(s):
     return f"{s * 1e3:9.3f} ms" if s >= 1e-3 else f"{s * 1e6:9.1f} us"
 
 
-def drive(dir_, rust_bin, rounds, threads_list, quick, patience):
+def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, rounds {rounds}, threads {threads_list}")
     if not check(dir_):
         print("bench-model: Rust and Python disagree; not timing", file=sys.stderr)
         sys.exit(1)
-    ops = ops_list(quick)
+    ops = [(op, g) for op, g in ops_list(quick) if not only or any(w in op for w in only)]
     results = {}  # (threads, op) -> (rust median, python median)
     discarded, under_load = {}, {}
     for threads in threads_list:
@@ -468,14 +469,14 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience):
         print("rollouts: cached vs uncached, and the cross ratio PyTorch uncached / Rust cached")
         print(f"{'rollout':<22} {'Rust unc/cached':>15} {'Py unc/cached':>14} {'Py uncached/Rust cached':>24}")
         for op, _ in ops:
-            if op.startswith("roll_cached"):
+            if op.startswith("roll_cached") and (threads, "roll_uncached" + op[len("roll_cached") :]) in results:
                 key = op[len("roll_cached") :]
                 rc, pc = results[(threads, op)]
                 ru, pu = results[(threads, "roll_uncached" + key)]
                 print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f}")
         print()
         print("decode step (extend, one token per row, 50 slots cached): time per row")
-        for b in [1, 8, 16, 32]:
+        for b in [b for b in [1, 8, 16, 32] if (threads, f"extend:book:{b}") in results]:
             rs, ps = results[(threads, f"extend:book:{b}")]
             print(f"  B = {b:>2}: Rust {fmt_time(rs / b)} per row, PyTorch {fmt_time(ps / b)} per row")
 
@@ -489,20 +490,22 @@ def main():
     elif cmd == "drive":
         args = sys.argv[2:]
         dir_, rust_bin = args[0], args[1]
-        rounds, threads, quick, patience = 5, [1, 2], False, 900.0
+        rounds, threads, quick, patience, only = 5, [1, 2], False, 900.0, None
         i = 2
         while i < len(args):
             if args[i] == "--rounds":
                 rounds, i = int(args[i + 1]), i + 2
             elif args[i] == "--threads":
                 threads, i = [int(x) for x in args[i + 1].split(",")], i + 2
+            elif args[i] == "--only":
+                only, i = args[i + 1].split(","), i + 2
             elif args[i] == "--patience":
                 patience, i = float(args[i + 1]), i + 2
             elif args[i] == "--quick":
                 quick, i = True, i + 1
             else:
                 raise SystemExit(f"unknown argument {args[i]}")
-        drive(dir_, rust_bin, rounds, threads, quick, patience)
+        drive(dir_, rust_bin, rounds, threads, quick, patience, only)
     else:
         raise SystemExit(__doc__)
 

@@ -6,7 +6,8 @@
 # by op, several rounds, medians, at 1 and 2 threads; logits and rollouts are checked equal
 # first. A benchmark, not a test: run it on an idle machine.
 #
-#   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick] [--patience S]
+#   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick] [--patience S] [--only OP,OP]
+#   e.g. --only train:book:8:96,roll_cached:book:8:short,roll_uncached:book:8:short
 #
 # ATen's ISA and MKL's path are pinned as the checker pins them (DESIGN.md, Determinism),
 # so it measures the kernels the book's chapters run.
