@@ -69,9 +69,9 @@ impl Default for GaeOptions {
 }
 
 // generated from book/src/07-advantages.md, saved block 2
-/// GAE over policy tokens only: rewards, values, mask [B, T] -> (advantages, returns) [B, T],
-/// 0 off-mask. Off-mask positions are skipped: the next policy token's value and advantage
-/// carry across them, so a tool output is no step of the recursion.
+/// GAE over policy tokens only: rewards, values, mask [B, T] -> (advantages, returns), 0 off-mask.
+/// Off-mask positions are skipped: the next policy token's value and advantage carry across
+/// them, so a tool output is no step of the recursion. Values are detached.
 pub fn gae_advantages(
     rewards: &Tensor,
     values: &Tensor,
@@ -138,8 +138,9 @@ pub fn explained_variance(pred: &Tensor, target: &Tensor, mask: &Tensor) -> f64 
 }
 
 // generated from book/src/07-advantages.md, saved block 4
-/// Turn-level GAE: one value per call (at its first token), rewards summed per call -> [B, T]
-/// on policy tokens; every token of a call gets its call's advantage. turn_ids [B, T].
+/// Turn-level GAE, one value per call (at its first token): rewards, values, mask -> [B, T].
+/// Rewards are summed per call; every token of a call gets its call's advantage; turn_ids
+/// [B, T] says which call a position belongs to.
 pub fn turn_advantages(
     rewards: &Tensor,
     values: &Tensor,
@@ -184,8 +185,9 @@ impl Default for GroupAdvantageOptions {
 }
 
 // generated from book/src/07-advantages.md, saved block 5
-/// GRPO-style advantages: rewards [B] in consecutive groups of G -> (r - group mean) [/ group
-/// std], [B]. The std is the sample std (G - 1 in the denominator); a group of one gets 0.
+/// GRPO-style advantages: rewards [B] in groups of G -> (r - group mean) [/ group std], [B].
+/// Groups are consecutive; the std is the sample std (G - 1 in the denominator); a group of
+/// one gets 0.
 pub fn group_advantages(rewards: &Tensor, group_size: i64, opts: GroupAdvantageOptions) -> Tensor {
     let groups = rewards.to_kind(Kind::Float).view([-1, group_size]); // [B / G, G]
     let centered = &groups - groups.mean_dim(1, true, Kind::Float);
