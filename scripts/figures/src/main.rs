@@ -35,6 +35,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch02-value-iteration.svg", value_iteration_convergence),
     ("ch03-sampling.svg", sampling_distributions),
     ("ch06-reinforce.svg", reinforce_curves),
+    ("ch07-gradient-noise.svg", gradient_noise),
 ];
 
 /// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
@@ -228,6 +229,157 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         .border_style(BLACK.mix(0.3))
         .label_font((FONT, 14))
         .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 7: per-group noise of the output-head policy gradient, E||g_m - E g_m||^2, under
+/// each advantage estimator, relative to the plain return, with bootstrap error bars; the
+/// same rollouts, critic and seeds as Section 7.6, so the bars are the table's column.
+fn gradient_noise(path: &Path) -> Result<()> {
+    use rand::{Rng, SeedableRng};
+    use rand::seq::SliceRandom;
+    use rand_chacha::ChaCha8Rng;
+    use tch::nn::OptimizerConfig;
+    use tch::Tensor;
+    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
+    let sample = |per_task: usize, rounds: u64, seed: u64| {
+        let mut out: Vec<arl::Trajectory> = vec![];
+        for round in 0..rounds {
+            let tasks: Vec<arl::Task> =
+                train.iter().flat_map(|t| std::iter::repeat(t.clone()).take(per_task)).collect();
+            let mut envs: Vec<arl::BugFixEnv> = tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
+            let mut rng = ChaCha8Rng::seed_from_u64(seed + round);
+            out.extend(arl::rollout_batch(&base, &mut envs, &tasks, &tok, Default::default(), &mut rng).0);
+        }
+        out
+    };
+    let (critic_data, episodes) = (sample(8, 4, 100), sample(8, 4, 200));
+    let real = |b: &arl::Batch| b.attention_mask.narrow(1, 1, b.ids.size()[1] - 1);
+    let target = |b: &arl::Batch| {
+        let rewards = arl::outcome_rewards(&b.rewards, &b.action_mask);
+        arl::returns_to_go(&rewards, &real(b), Default::default())
+    };
+    let mut by_length = critic_data.clone();
+    by_length.sort_by_key(|t| t.ids.size()[0]);
+    let minibatches: Vec<arl::Batch> = by_length.chunks(32).map(|c| arl::collate(c, arl::PAD_ID)).collect();
+    let groups: Vec<arl::Batch> = episodes.chunks(8).map(|c| arl::collate(c, arl::PAD_ID)).collect();
+    let critic = arl::make_critic(&base);
+    let mut opt = tch::nn::Adam::default().build(&critic.vs, 1e-3)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for _ in 1..=8 {
+        let mut order: Vec<usize> = (0..minibatches.len()).collect();
+        order.shuffle(&mut rng);
+        for &i in &order {
+            let b = &minibatches[i];
+            let error = arl::critic_values(&critic, &b.ids) - target(b);
+            opt.backward_step(&arl::masked_mean(&error.square(), &real(b), None));
+        }
+    }
+    let w = base.head_weight();
+    let v_size = w.size()[0];
+    let g = 8;
+    let rewards = Tensor::from_slice(&episodes.iter().map(|t| t.reward as f32).collect::<Vec<_>>());
+    let mean_reward = rewards.mean(Kind::Float).double_value(&[]);
+    let mean_only = arl::GroupAdvantageOptions { normalize_std: false, ..Default::default() };
+    let names = ["return", "return − batch mean", "GAE λ = 1 (critic)", "GAE λ = 0.95 (critic)",
+        "turn GAE λ = 0.95 (critic)", "group mean", "group z-score", "RLOO", "return + 1"];
+    let mut per_group: Vec<Vec<Tensor>> = names.iter().map(|_| vec![]).collect();
+    for b in &groups {
+        let (mask, r) = (&b.action_mask, &b.rewards);
+        let values = tch::no_grad(|| arl::critic_values(&critic, &b.ids));
+        let token_rewards = arl::outcome_rewards(r, mask);
+        let gae = |lam: f64| {
+            arl::gae_advantages(&token_rewards, &values, mask, arl::GaeOptions { lam, ..Default::default() }).0
+        };
+        let seq = |a: Tensor| a.unsqueeze(1) * mask;
+        let advantages = [
+            seq(r.shallow_clone()),
+            seq(r - mean_reward),
+            gae(1.0),
+            gae(0.95),
+            arl::turn_advantages(&token_rewards, &values, mask, &b.turn_ids, Default::default()),
+            seq(arl::group_advantages(r, g, mean_only)),
+            seq(arl::group_advantages(r, g, Default::default())),
+            seq(arl::rloo_advantages(r, g)),
+            seq(r + 1.0),
+        ];
+        let t = b.ids.size()[1];
+        let (h, e) = tch::no_grad(|| {
+            let h = base.hidden(&b.ids.narrow(1, 0, t - 1));
+            let probs = h.matmul(&w.tr()).softmax(-1, Kind::Float);
+            let e = b.ids.narrow(1, 1, t - 1).one_hot(v_size).to_kind(Kind::Float) - probs;
+            (h, e)
+        });
+        for (k, adv) in advantages.iter().enumerate() {
+            let grad = Tensor::einsum("bt,btv,btd->vd", &[adv, &e, &h], None::<i64>) / g as f64;
+            per_group[k].push(grad.reshape([-1]));
+        }
+    }
+    let m = groups.len() as i64;
+    let cpu = (Kind::Double, tch::Device::Cpu);
+    let noise = |gram: &Tensor, counts: &Tensor| {
+        let n = counts.sum(Kind::Double).double_value(&[]);
+        let mean_sq = counts.dot(&gram.mv(counts)).double_value(&[]) / (n * n);
+        let mean_of_sq = counts.dot(&gram.diag(0)).double_value(&[]) / n;
+        (mean_of_sq - mean_sq) * n / (n - 1.0)
+    };
+    let mut boot = ChaCha8Rng::seed_from_u64(11);
+    let draws: Vec<Tensor> = (0..200)
+        .map(|_| {
+            let picks: Vec<i64> = (0..m).map(|_| boot.gen_range(0..m)).collect();
+            Tensor::zeros([m], cpu).index_add(0, &Tensor::from_slice(&picks), &Tensor::ones([m], cpu))
+        })
+        .collect();
+    let grams: Vec<Tensor> = per_group
+        .iter()
+        .map(|g| {
+            let x = Tensor::stack(g, 0).to_kind(Kind::Double);
+            x.matmul(&x.tr())
+        })
+        .collect();
+    let once = Tensor::ones([m], cpu);
+    let bars: Vec<(f64, f64)> = (0..names.len())
+        .map(|k| {
+            let rel = |c: &Tensor| noise(&grams[k], c) / noise(&grams[0], c);
+            let boots: Vec<f64> = draws.iter().map(|c| rel(c)).collect();
+            (rel(&once), Tensor::from_slice(&boots).std(true).double_value(&[]))
+        })
+        .collect();
+
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = names.len() as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0f64..9.0f64, -0.5f64..n - 0.5)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(names.len())
+        .y_label_formatter(&|y| {
+            let i = y.round() as usize;
+            if (y - y.round()).abs() < 1e-6 && i < names.len() { names[names.len() - 1 - i].to_string() } else { String::new() }
+        })
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .x_desc("per-group gradient noise relative to the plain return (± bootstrap s.d.)")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .light_line_style(BLACK.mix(0.06))
+        .draw()?;
+    let blue = RGBColor(0x75, 0x70, 0xb3);
+    let orange = RGBColor(0xd9, 0x5f, 0x02);
+    for (k, &(value, sd)) in bars.iter().enumerate() {
+        let y = n - 1.0 - k as f64;
+        let color = if value < 1.0 { blue } else { orange };
+        chart.draw_series(std::iter::once(Rectangle::new([(0.0, y - 0.32), (value, y + 0.32)], color.filled())))?;
+        chart.draw_series(std::iter::once(PathElement::new(vec![(value - sd, y), (value + sd, y)], BLACK.stroke_width(2))))?;
+    }
+    chart.draw_series(std::iter::once(PathElement::new(vec![(1.0, -0.5), (1.0, n - 0.5)], BLACK.mix(0.5))))?;
     root.present()?;
     Ok(())
 }
