@@ -13,9 +13,12 @@ pub mod ch04_environments_and_tools;
 pub mod ch05_trajectories_and_templates;
 /// 6. Policy Gradients
 pub mod ch06_policy_gradients;
+/// 8. PPO: Reusing Samples Safely
+pub mod ch08_ppo;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
 pub use ch04_environments_and_tools::*;
 pub use ch05_trajectories_and_templates::*;
 pub use ch06_policy_gradients::*;
+pub use ch08_ppo::*;
