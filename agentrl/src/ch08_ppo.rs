@@ -4,8 +4,8 @@ use crate::*;
 use crate as arl;
 
 // generated from book/src/08-ppo.md, saved block 1
-/// Options of `ppo_policy_loss`: the clip range [1 - clip_low, 1 + clip_high], an optional dual
-/// clip for negative advantages, how tokens are weighted, and the clamp on the log-ratio.
+/// Options of `ppo_policy_loss`: clip range, dual clip, loss mode, log-ratio clamp.
+/// The ratio is clipped to [1 - clip_low, 1 + clip_high].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PpoOptions {
     pub clip_low: f64,
@@ -46,7 +46,7 @@ pub struct PpoStats {
 }
 
 // generated from book/src/08-ppo.md, saved block 2
-/// One line: `loss -0.0123  clip 0.000  dual 0.000  kl 0.00e0  ratio 1.000/1.000/1.000`.
+/// One line: `loss -0.0208  clip 0.000  dual 0.000  kl 0.00e0  ratio min/mean/max 1/1/1`.
 impl fmt::Display for PpoStats {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
@@ -67,8 +67,8 @@ impl fmt::Display for PpoStats {
 use tch::{Kind, Tensor};
 
 // generated from book/src/08-ppo.md, saved block 3
-/// Clipped surrogate on policy tokens: logp, old_logp, mask [B, T]; advantages [B] or [B, T]
-/// -> (loss, stats). old_logp and advantages are treated as constants.
+/// Clipped surrogate on policy tokens -> (loss, stats); logp, old_logp, mask [B, T].
+/// advantages [B] or [B, T]; old_logp and advantages are treated as constants.
 pub fn ppo_policy_loss(
     logp: &Tensor,
     old_logp: &Tensor,
@@ -79,8 +79,8 @@ pub fn ppo_policy_loss(
     let keep = mask.gt(0.0); // [B, T]
     let adv =
         if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
-    let adv = adv.detach().to_kind(Kind::Float).expand_as(logp); // [B, T]
-                                                                 // select before exp: a masked position's value (-inf, NaN) never reaches exp
+    let adv = adv.detach().to_kind(Kind::Float).expand_as(logp);
+    // select first: what a masked position holds (-inf, NaN) never reaches exp
     let log_ratio = (logp - old_logp.detach()).where_self(&keep, &logp.zeros_like());
     let log_ratio = log_ratio.clamp(-opts.max_log_ratio, opts.max_log_ratio); // [B, T]
     let ratio = log_ratio.exp(); // [B, T]
@@ -114,8 +114,8 @@ pub fn ppo_policy_loss(
 }
 
 // generated from book/src/08-ppo.md, saved block 4
-/// Clipped value regression on policy tokens: values, old_values, returns, mask [B, T] ->
-/// scalar 0.5 * mean of max((V - R)^2, (V_clipped - R)^2), V_clipped within old +- clip.
+/// Clipped value regression on policy tokens -> scalar; values, old_values, returns, mask [B, T].
+/// 0.5 * mean of max((V - R)^2, (V_clip - R)^2), V_clip within old_values +- clip;
 /// `clip` None = plain regression.
 pub fn value_loss(
     values: &Tensor,
