@@ -15,6 +15,8 @@ pub mod ch05_trajectories_and_templates;
 pub mod ch06_policy_gradients;
 /// 7. Advantages and Credit Assignment
 pub mod ch07_advantages;
+/// 8. PPO: Reusing Samples Safely
+pub mod ch08_ppo;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -22,3 +24,4 @@ pub use ch04_environments_and_tools::*;
 pub use ch05_trajectories_and_templates::*;
 pub use ch06_policy_gradients::*;
 pub use ch07_advantages::*;
+pub use ch08_ppo::*;

@@ -36,6 +36,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch03-sampling.svg", sampling_distributions),
     ("ch06-reinforce.svg", reinforce_curves),
     ("ch07-gradient-noise.svg", gradient_noise),
+    ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
 ];
 
 /// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
@@ -380,6 +381,126 @@ fn gradient_noise(path: &Path) -> Result<()> {
         chart.draw_series(std::iter::once(PathElement::new(vec![(value - sd, y), (value + sd, y)], BLACK.stroke_width(2))))?;
     }
     chart.draw_series(std::iter::once(PathElement::new(vec![(1.0, -0.5), (1.0, n - 0.5)], BLACK.mix(0.5))))?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 8: pass rate of the sampled batches against episodes sampled, for REINFORCE and
+/// PPO with 2 and 4 clipped epochs per batch, from the Chapter 6 base agent; mean and
+/// standard error over seeds per window of 4 steps. Seeds 0-2 and the first 12 steps are
+/// the chapter's own runs (same generators, same order of draws).
+fn ppo_vs_reinforce(path: &Path) -> Result<()> {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use tch::nn::{self, OptimizerConfig};
+    const SEEDS: u64 = 5;
+    const STEPS: usize = 24;
+    const BATCH: usize = 32;
+    const WINDOW: usize = 4;
+    let all = arl::make_tasks(arl::Split::All, 0);
+    let tok = arl::build_tokenizer(&all);
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
+    let run = |ppo_epochs: Option<usize>, seed: u64| -> Result<Vec<f64>> {
+        let model = base.clone();
+        let mut opt = nn::Adam::default().build(&model.vs, 1e-3)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
+        let mut curve = Vec::new();
+        for _ in 0..STEPS {
+            let tasks: Vec<arl::Task> =
+                (0..BATCH).map(|_| train[rng.gen_range(0..train.len())].clone()).collect();
+            let mut envs: Vec<arl::BugFixEnv> =
+                tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
+            let opts = arl::RolloutOptions::default();
+            let (trajs, _) = arl::rollout_batch(&model, &mut envs, &tasks, &tok, opts, &mut rng);
+            let batch = arl::collate(&trajs, arl::PAD_ID);
+            let adv = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
+            match ppo_epochs {
+                None => {
+                    let mode = arl::LossMode::TokenMean;
+                    arl::policy_gradient_step(&model, &mut opt, &batch, &adv, mode, 1.0);
+                }
+                Some(epochs) => {
+                    let old_logp = tch::no_grad(|| arl::sequence_log_probs(&model, &batch.ids));
+                    for _ in 0..epochs {
+                        opt.zero_grad();
+                        let logp = arl::sequence_log_probs(&model, &batch.ids);
+                        let mask = &batch.action_mask;
+                        let (loss, _) =
+                            arl::ppo_policy_loss(&logp, &old_logp, &adv, mask, Default::default());
+                        loss.backward();
+                        arl::clip_grad_norm(&model.vs, 1.0);
+                        opt.step();
+                    }
+                }
+            }
+            curve.push(arl::rollout_stats(&trajs).pass_rate);
+        }
+        Ok(curve)
+    };
+    let arms = [
+        ("REINFORCE (1 step per batch)", None, RGBColor(0x75, 0x70, 0xb3)),
+        ("PPO, 2 epochs per batch", Some(2), RGBColor(0x1b, 0x9e, 0x77)),
+        ("PPO, 4 epochs per batch", Some(4), RGBColor(0xd9, 0x5f, 0x02)),
+    ];
+    let windows = STEPS / WINDOW;
+    let mut results = Vec::new(); // per arm: (label, color, [(x, mean, se)])
+    for (label, epochs, color) in arms {
+        let curves: Vec<Vec<f64>> = (0..SEEDS).map(|s| run(epochs, s)).collect::<Result<_>>()?;
+        let points: Vec<(f64, f64, f64)> = (0..windows)
+            .map(|w| {
+                let per_seed: Vec<f64> = curves
+                    .iter()
+                    .map(|c| c[w * WINDOW..(w + 1) * WINDOW].iter().sum::<f64>() / WINDOW as f64)
+                    .collect();
+                let n = per_seed.len() as f64;
+                let mean = per_seed.iter().sum::<f64>() / n;
+                let var = per_seed.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+                let x = ((w * WINDOW) as f64 + WINDOW as f64 / 2.0) * BATCH as f64;
+                (x, mean, (var / n).sqrt())
+            })
+            .collect();
+        println!("{label}: {points:.3?}");
+        results.push((label, color, points));
+    }
+
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let x_max = (STEPS * BATCH) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..x_max, 0f64..0.5f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("episodes sampled (32 per step)")
+        .y_desc("pass rate of the sampled batches")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+    for (i, (label, color, points)) in results.iter().enumerate() {
+        let color = *color;
+        let shift = (i as f64 - 1.0) * 6.0; // keep the error bars of the three arms apart
+        chart
+            .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x + shift, m)), color.stroke_width(2)))?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+        chart.draw_series(points.iter().map(|&(x, m, se)| {
+            PathElement::new(vec![(x + shift, m - se), (x + shift, m + se)], color.stroke_width(2))
+        }))?;
+        chart.draw_series(points.iter().map(|&(x, m, _)| Circle::new((x + shift, m), 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 14))
+        .draw()?;
     root.present()?;
     Ok(())
 }
