@@ -71,13 +71,45 @@ impl std::fmt::Display for SetupError {
 impl std::error::Error for SetupError {}
 
 /// Everything chapter programs need in their environment, installing what is missing:
-/// `LIBTORCH`, `LD_LIBRARY_PATH` and `AGENTRL_QWEN3_DIR`.
-pub fn environment(announce: &mut dyn FnMut(&str)) -> Result<Vec<(String, String)>> {
+/// `LIBTORCH`, `LD_LIBRARY_PATH`, `AGENTRL_QWEN3_DIR`, and `AGENTRL_LABS_DIR` (the lab
+/// results beside the book `book`, whether or not that folder exists yet).
+pub fn environment(book: &Path, announce: &mut dyn FnMut(&str)) -> Result<Vec<(String, String)>> {
     let libtorch = libtorch::locate_or_install(announce)?;
     let mut env = libtorch.env();
     let qwen3 = qwen3::locate_or_install(announce)?;
     env.push((qwen3::ENV_VAR.to_string(), qwen3.display().to_string()));
+    env.push((LABS_ENV_VAR.to_string(), labs_dir(book)?.display().to_string()));
     Ok(env)
+}
+
+/// The variable that tells a chapter where the committed lab results are.
+pub const LABS_ENV_VAR: &str = "AGENTRL_LABS_DIR";
+
+/// The repository root of the book `book` (the folder holding it, and `agentrl/`, `labs/`).
+fn root_of(book: &Path) -> &Path {
+    book.parent().unwrap_or(Path::new(""))
+}
+
+/// The absolute path of the lab results beside the book: `ROOT/labs/results`.
+pub fn labs_dir(book: &Path) -> Result<PathBuf> {
+    let root = root_of(book);
+    let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
+    Ok(std::path::absolute(root)?.join(tangle::labs::RESULTS_DIR))
+}
+
+/// A digest of every lab results file (`ROOT/labs/results/*.json`, by name: name, length,
+/// bytes), for the cache key: a regenerated results file re-runs the chapters.
+fn labs_digest(book: &Path) -> Result<String> {
+    let root = root_of(book);
+    let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
+    let mut h = Sha256::new();
+    for path in tangle::labs::results_files(root)? {
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        h.update(format!("{name}\n{}\n", bytes.len()).as_bytes());
+        h.update(&bytes);
+    }
+    Ok(to_hex(&h.finalize()))
 }
 
 /// The command that refreshes `ids`, as the user should type it.
@@ -118,6 +150,8 @@ struct Ctx<'a> {
     opts: &'a Options,
     book: &'a Book,
     env: Vec<(String, String)>,
+    /// [`labs_digest`]: chapters may print lab results, so they are part of every cache key.
+    labs: String,
     target_dir: PathBuf,
     lockfile: Option<PathBuf>,
     work: PathBuf,
@@ -141,12 +175,14 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         )?;
     }
     let progress = Progress::new();
-    let env = environment(&mut |msg: &str| progress.println(&format!("checker: {msg}")))
+    let env = environment(&opts.book, &mut |msg: &str| progress.println(&format!("checker: {msg}")))
         .map_err(|e| SetupError(format!("{e:#}")))?;
+    let labs = labs_digest(&opts.book).map_err(|e| SetupError(format!("lab results: {e:#}")))?;
     let ctx = Ctx {
         opts,
         book: &book,
         env,
+        labs,
         target_dir: opts.cargo_target_dir.clone().unwrap_or_else(|| opts.work_dir.join("target")),
         lockfile: opts.lockfile.clone().or_else(|| {
             let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
@@ -329,7 +365,7 @@ fn prepare<'a>(
         format!("chapter-{}-{}", chapter.id.to_ascii_lowercase(), &hex(ctx.work.display().to_string().as_bytes())[..8]);
     let krate =
         ChapterCrate { dir: ctx.work.join(format!("ch-{}", chapter.id)), package, main_rs: program.main_rs, prefix };
-    let key = cache_key(&krate, chapter, &ctx.env, ctx.opts.time_limit);
+    let key = cache_key(&krate, chapter, ctx, ctx.opts.time_limit);
     let stamp = ctx.work.join("cache").join(format!("{}.pass", chapter.id));
     if !ctx.opts.force && !ctx.opts.refresh && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
         return Ok(Err(Report::new(Verdict::Passed, format!("{}: ok (cached; --force re-runs)\n", label(chapter)))));
@@ -454,7 +490,7 @@ fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, times: &str) ->
     // The refreshed chapter now matches this run: remember it.
     let mut refreshed = chapter.clone();
     refreshed.source = new_source;
-    write_stamp(&built.stamp, &cache_key(&built.krate, &refreshed, &ctx.env, ctx.opts.time_limit))?;
+    write_stamp(&built.stamp, &cache_key(&built.krate, &refreshed, ctx, ctx.opts.time_limit))?;
     Ok(Report::new(Verdict::Passed, format!("{}: refreshed, {note} ({times})\n", label(chapter))))
 }
 
@@ -515,8 +551,9 @@ fn to_hex(digest: &[u8]) -> String {
 
 /// Everything a chapter's result depends on: its text, its prefix (code only: the prefix
 /// files carry no Markdown line numbers, so prose edits in earlier chapters do not count),
-/// the program, the environment.
-fn cache_key(krate: &ChapterCrate, chapter: &Chapter, env: &[(String, String)], limit: Duration) -> String {
+/// the program, the environment, the lab results it may read.
+fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration) -> String {
+    let env = &ctx.env;
     let mut h = Sha256::new();
     h.update(concat!("checker ", env!("CARGO_PKG_VERSION"), "\n"));
     h.update(chapter.source.as_bytes());
@@ -534,6 +571,7 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, env: &[(String, String)], 
         h.update(format!("{k}={v}\n").as_bytes());
     }
     h.update(limit.as_millis().to_le_bytes());
+    h.update(format!("labs {}\n", ctx.labs).as_bytes());
     to_hex(&h.finalize())
 }
 

@@ -41,7 +41,7 @@ struct Cli {
     #[arg(long, default_value_t = 120)]
     time_limit: u64,
     /// Find (or install) libtorch and the Qwen3 tokenizer files, print the shell exports
-    /// (LIBTORCH, LD_LIBRARY_PATH, AGENTRL_QWEN3_DIR), and exit.
+    /// (LIBTORCH, LD_LIBRARY_PATH, AGENTRL_QWEN3_DIR, AGENTRL_LABS_DIR), and exit.
     #[arg(long)]
     print_env: bool,
 }
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
     }
     if cli.print_env {
         let mut announce = |m: &str| eprintln!("checker: {m}");
-        return match checker::environment(&mut announce) {
+        return match checker::environment(&cli.book, &mut announce) {
             Ok(env) => {
                 for (k, v) in env {
                     println!("export {k}='{v}'");

@@ -599,5 +599,49 @@ fn chapters_get_the_qwen3_tokenizer_files_and_crates() {
     let out = Command::new(env!("CARGO_BIN_EXE_checker")).current_dir(repo()).arg("--print-env").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert_contains(&text, &["export LIBTORCH=", "export AGENTRL_QWEN3_DIR="]);
+    assert_contains(&text, &["export LIBTORCH=", "export AGENTRL_QWEN3_DIR=", "export AGENTRL_LABS_DIR="]);
+}
+
+// ---- labs: chapters read committed lab results ----
+
+#[test]
+fn chapters_read_lab_results_and_a_changed_results_file_reruns_them() {
+    let f = Fixture::new("labs");
+    let results = f.tmp.path().join("labs/results");
+    std::fs::create_dir_all(&results).unwrap();
+    let write = |rate: &str| {
+        let text = format!("{{\n  \"lab\": \"demo\",\n  \"results\": {{\n    \"pass_rate\": {rate}\n  }}\n}}\n");
+        std::fs::write(results.join("demo.json"), text).unwrap();
+    };
+    write("0.5");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-labs.md): ok (build"]);
+    let (code, out) = f.run_cached(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-labs.md): ok (cached"]);
+    // A regenerated results file is a new input: the chapter runs again, and prints the new value.
+    write("0.75");
+    let (code, out) = f.run_cached(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("cached"), "{out}");
+    assert_contains(&out, &["-lab demo: pass rate 0.5", "+lab demo: pass rate 0.75"]);
+    // A new results file counts too, even one the chapter does not read.
+    write("0.5");
+    let (code, out) = f.run_cached(&[]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(results.join("other.json"), "{}\n").unwrap();
+    let (code, out) = f.run_cached(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("cached"), "{out}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_checker"))
+        .current_dir(f.tmp.path())
+        .args(["--book", "book", "--print-env"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let cwd = std::fs::canonicalize(f.tmp.path()).unwrap();
+    assert_contains(&text, &[&format!("export AGENTRL_LABS_DIR='{}'", cwd.join("labs/results").display())]);
 }

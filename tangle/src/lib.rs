@@ -3,9 +3,10 @@
 //! [`book`] parses chapters (SUMMARY order, fenced blocks, recorded outputs, with byte
 //! offsets and Markdown lines); [`library`] turns `//@save` blocks into the `agentrl`
 //! crate and its reference page. The checker and the renderer use this model instead of
-//! parsing Markdown again.
+//! parsing Markdown again. [`labs`] hashes the code a lab ran and checks its results files.
 
 pub mod book;
+pub mod labs;
 pub mod library;
 
 pub use book::{BlockKind, Book, BookError, Chapter, CodeBlock, OutputBlock};

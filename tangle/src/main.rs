@@ -13,9 +13,13 @@ struct Cli {
     /// Where the generated crate goes.
     #[arg(long, default_value = "agentrl")]
     out: PathBuf,
-    /// Write nothing; exit 1 naming each file that differs from a fresh tangle.
+    /// Write nothing; exit 1 naming each file that differs from a fresh tangle, and each
+    /// lab results file (labs/results/*.json) whose code hash no longer matches the code.
     #[arg(long)]
     check: bool,
+    /// Print the code hash of lab NAME (labs/src/bin/NAME.rs) and exit.
+    #[arg(long, value_name = "NAME", conflicts_with = "check")]
+    lab_hash: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -39,6 +43,23 @@ fn main() -> ExitCode {
             }
         }
     }
+    // The repository root: the folder holding the book folder (agentrl/ and labs/ are there).
+    let root = match cli.book.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Some(lab) = &cli.lab_hash {
+        return match tangle::labs::code_hash(&root, lab) {
+            Ok(hash) => {
+                println!("{hash}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let book = match tangle::Book::load(&cli.book) {
         Ok(b) => b,
         Err(e) => {
@@ -57,13 +78,26 @@ fn main() -> ExitCode {
         let stale = tangle::stale(&book, &tangled, &cli.out);
         if stale.is_empty() {
             println!("agentrl is up to date with the book ({} chapters)", book.chapters.len());
-            return ExitCode::SUCCESS;
+        } else {
+            for path in &stale {
+                eprintln!("stale: {} differs from a fresh tangle", path.display());
+            }
+            eprintln!("run `cargo run -p tangle` and commit the result");
         }
-        for path in &stale {
-            eprintln!("stale: {} differs from a fresh tangle", path.display());
+        let (problems, checked) = tangle::labs::check_results(&root);
+        if problems.is_empty() {
+            if checked > 0 {
+                println!("lab results are up to date with their code ({checked} file(s) in {})", tangle::labs::RESULTS_DIR);
+            }
+        } else {
+            for problem in &problems {
+                eprintln!("{problem}");
+            }
+            if !stale.is_empty() {
+                eprintln!("(agentrl/ is stale too: re-tangle first, then rerun the labs)");
+            }
         }
-        eprintln!("run `cargo run -p tangle` and commit the result");
-        return ExitCode::FAILURE;
+        return if stale.is_empty() && problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     }
     if let Err(e) = tangle::write(&book, &tangled, &cli.out) {
         eprintln!("error: writing {}: {e}", cli.out.display());
@@ -77,5 +111,9 @@ fn main() -> ExitCode {
         items,
         book.dir.join(&tangled.reference.rel_path).display()
     );
+    // A new agentrl/ may have made lab results stale: say so now rather than at --check.
+    for problem in tangle::labs::check_results(&root).0 {
+        eprintln!("note: {problem}");
+    }
     ExitCode::SUCCESS
 }

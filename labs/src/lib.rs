@@ -1,0 +1,91 @@
+//! What every lab shares: the code hash of its provenance and the results file it writes.
+//!
+//! A lab is a binary `labs/src/bin/NAME.rs`; run it with `scripts/lab.sh NAME [ARGS]`
+//! (libtorch and the checker's determinism settings). It computes its results, then calls
+//! [`write_results`], which writes `labs/results/NAME.json`:
+//!
+//! ```text
+//! {
+//!   "lab": "NAME",
+//!   "command": "scripts/lab.sh NAME",
+//!   "code_hash": "<sha256 hex, see tangle::labs>",
+//!   "results": { ... }
+//! }
+//! ```
+//!
+//! The fields come in that order; objects inside `results` have their keys sorted
+//! (serde_json's map), and floats are printed in their shortest round-trip form, so the
+//! same results on the same code give the same bytes. Commit the file; chapters read it
+//! from `$AGENTRL_LABS_DIR/NAME.json`, and `cargo run -p tangle -- --check` fails when the
+//! code it records no longer matches.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The repository root (the folder holding `agentrl/` and `labs/`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("labs/ has a parent").to_path_buf()
+}
+
+/// The code hash of lab `lab` as the sources are now: SHA-256 over the sorted
+/// `agentrl/src/*.rs`, then `labs/src/lib.rs`, then `labs/src/bin/NAME.rs` (each as
+/// path, length, bytes; [`tangle::labs::code_hash`] is the definition and the one implementation).
+pub fn code_hash(lab: &str) -> String {
+    tangle::labs::code_hash(&root(), lab).unwrap_or_else(|e| panic!("hashing the code of lab {lab}: {e}"))
+}
+
+/// The results file of lab `lab`: `labs/results/NAME.json`.
+pub fn results_path(lab: &str) -> PathBuf {
+    root().join(tangle::labs::RESULTS_DIR).join(format!("{lab}.json"))
+}
+
+#[derive(Serialize)]
+struct ResultsFile<'a> {
+    lab: &'a str,
+    command: String,
+    code_hash: String,
+    results: serde_json::Value,
+}
+
+/// The command that reran this process, as it will be recorded: `scripts/lab.sh NAME ARGS`.
+fn this_command(lab: &str) -> String {
+    let mut cmd = tangle::labs::command(lab);
+    for arg in std::env::args().skip(1) {
+        let plain = !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,=/:+".contains(c));
+        cmd.push(' ');
+        if plain {
+            cmd.push_str(&arg);
+        } else {
+            cmd.push_str(&format!("'{}'", arg.replace('\'', r"'\''")));
+        }
+    }
+    cmd
+}
+
+/// Write `labs/results/NAME.json` (pretty JSON, fixed field order, trailing newline) and
+/// return its path. The code hash is taken now; if `scripts/lab.sh` recorded one before it
+/// built the lab (`AGENTRL_LAB_CODE_HASH`) and the code changed since, nothing is written:
+/// these results may come from neither version.
+pub fn write_results(lab: &str, results: serde_json::Value) -> std::io::Result<PathBuf> {
+    let code_hash = code_hash(lab);
+    if let Ok(before) = std::env::var("AGENTRL_LAB_CODE_HASH") {
+        if before != code_hash {
+            return Err(std::io::Error::other(format!(
+                "the code of lab {lab} changed while it was built or run (hash {before} then {code_hash}); \
+                 nothing written: run `{}` again",
+                tangle::labs::command(lab)
+            )));
+        }
+    }
+    let file = ResultsFile { lab, command: this_command(lab), code_hash, results };
+    let mut text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+    text.push('\n');
+    let path = results_path(lab);
+    std::fs::create_dir_all(path.parent().expect("results dir"))?;
+    // Write beside, then rename: a reader never sees half a file.
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}

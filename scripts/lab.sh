@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Run a lab: an experiment longer than a chapter, labs/src/bin/NAME.rs, which writes its
+# results and their provenance (this command, the hash of the code it ran) to
+# labs/results/NAME.json. Commit that file; chapters read it via $AGENTRL_LABS_DIR.
+#
+#   scripts/lab.sh NAME [ARGS]
+#
+# Builds in release mode (target/labs), with libtorch as the checker finds (or installs)
+# it and the checker's determinism settings, so rerunning an unchanged lab rewrites the
+# same bytes. Refuses to run while agentrl/ is stale (it would hash code the book does not
+# hold). `cargo run -p tangle -- --check` reports results whose code has changed since.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+if [ $# -lt 1 ]; then
+  echo "usage: scripts/lab.sh NAME [ARGS]; labs:" $(ls labs/src/bin | sed -n 's/\.rs$//p') >&2
+  exit 2
+fi
+name=$1
+shift
+if [ ! -f "labs/src/bin/$name.rs" ]; then
+  echo "lab: no lab \`$name\` (labs/src/bin/$name.rs); labs:" $(ls labs/src/bin | sed -n 's/\.rs$//p') >&2
+  exit 2
+fi
+# Stale lab results are what this script fixes; a stale agentrl/ (or a broken book) is not.
+set +e
+out=$(cargo run --quiet -p tangle -- --check 2>&1)
+rc=$?
+set -e
+if [ $rc -ne 0 ] && { [ $rc -ne 1 ] || grep -q "differs from a fresh tangle" <<<"$out"; }; then
+  printf '%s\n' "$out" >&2
+  echo "lab: agentrl/ is stale; run \`cargo run -p tangle\` first" >&2
+  exit 1
+fi
+# The code hash before the build: the lab refuses to write results if the code changes meanwhile.
+AGENTRL_LAB_CODE_HASH=$(cargo run --quiet -p tangle -- --lab-hash "$name")
+export AGENTRL_LAB_CODE_HASH
+eval "$(cargo run --quiet -p checker -- --print-env)"
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+cargo build --quiet --release --manifest-path labs/Cargo.toml --target-dir target/labs --bin "$name"
+exec target/labs/release/"$name" "$@"
