@@ -17,6 +17,8 @@ pub mod ch06_policy_gradients;
 pub mod ch07_advantages;
 /// 8. PPO: Reusing Samples Safely
 pub mod ch08_ppo;
+/// 9. GRPO and the Critic-Free Family
+pub mod ch09_grpo;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -25,3 +27,4 @@ pub use ch05_trajectories_and_templates::*;
 pub use ch06_policy_gradients::*;
 pub use ch07_advantages::*;
 pub use ch08_ppo::*;
+pub use ch09_grpo::*;
