@@ -197,6 +197,30 @@ try {
   check(good > 0 && dead.length === 0, `internal links resolve on all ${bookPages.length} pages`,
     dead.length ? `dead: ${[...new Set(dead)].slice(0, 8).join(", ")}` : `${good} resolved`);
 
+  // Every chapter as a reader opens it: its figures load, its math is typeset (no raw `$`
+  // left in the text), and no script fails.
+  for (const pageUrl of bookPages.filter((u) => /\/\d\d-[^/]*\.html$/.test(u))) {
+    const name = pageUrl.split("/").pop();
+    const { page: chapter, errors: chapterErrors } = await open(name);
+    const c = await chapter.evaluate(() => {
+      const main = document.querySelector("main");
+      const imgs = [...main.querySelectorAll("img")];
+      const text = main.innerText.replace(/```[\s\S]*?```/g, "");
+      const prose = [...main.querySelectorAll("p, li, td")].map((e) => e.innerText).join("\n");
+      return {
+        imgs: imgs.length,
+        loaded: imgs.filter((i) => i.complete && i.naturalWidth > 0).length,
+        maths: main.querySelectorAll("math").length,
+        rawDollars: (prose.match(/\$[^$\s][^$]*\$/g) || []).length,
+        text: text.length,
+      };
+    });
+    check(c.loaded === c.imgs && c.rawDollars === 0 && chapterErrors.length === 0,
+      `${name}: figures load, math typeset, no script errors`,
+      `${c.loaded}/${c.imgs} figures, ${c.maths} formulas, ${c.rawDollars} raw $…$, ${chapterErrors.length} errors`);
+    await chapter.close();
+  }
+
   // Search, as a reader uses it: open the search bar, type, get results.
   await page.click("#search-toggle");
   // The index loads when the search bar opens; type once it is there.
