@@ -62,7 +62,8 @@ use tch::nn;
 /// Surrogate -A * log pi on policy tokens: logp, mask [B, T]; advantages [B] or [B, T],
 /// detached. Its gradient is the REINFORCE estimate of -grad J.
 pub fn reinforce_loss(logp: &Tensor, advantages: &Tensor, mask: &Tensor, mode: LossMode) -> Tensor {
-    let adv = if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
+    let adv =
+        if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
     let per_token = -(adv.detach().to_kind(Kind::Float) * logp); // [B, T]
     aggregate_loss(&per_token, mask, mode)
 }
@@ -70,14 +71,14 @@ pub fn reinforce_loss(logp: &Tensor, advantages: &Tensor, mask: &Tensor, mode: L
 // generated from book/src/06-policy-gradients.md, saved block 3
 /// Scale all gradients so that their joint L2 norm is at most `max_norm` -> the norm before.
 pub fn clip_grad_norm(vs: &nn::VarStore, max_norm: f64) -> f64 {
-    let grads: Vec<Tensor> = (vs.trainable_variables().iter())
-        .map(|v| v.grad())
-        .filter(|g| g.defined())
-        .collect();
+    let grads: Vec<Tensor> =
+        (vs.trainable_variables().iter()).map(|v| v.grad()).filter(|g| g.defined()).collect();
     let squares: f64 = grads.iter().map(|g| g.square().sum(Kind::Double).double_value(&[])).sum();
     let norm = squares.sqrt();
     if norm > max_norm {
-        tch::no_grad(|| grads.iter().for_each(|g| _ = g.shallow_clone().g_mul_scalar_(max_norm / norm)));
+        tch::no_grad(|| {
+            grads.iter().for_each(|g| _ = g.shallow_clone().g_mul_scalar_(max_norm / norm))
+        });
     }
     norm
 }
@@ -135,7 +136,11 @@ impl fmt::Display for RolloutSummary {
         write!(
             f,
             "reward {:.3}  pass {:.3}  valid {:.2}  submit {:.2}  turns {:.2}  tokens {:.1}",
-            self.reward, self.pass_rate, self.valid_calls, self.submit_rate, self.turns,
+            self.reward,
+            self.pass_rate,
+            self.valid_calls,
+            self.submit_rate,
+            self.turns,
             self.action_tokens
         )
     }
@@ -214,7 +219,7 @@ pub fn scripted_demos(
     demos
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 6
 /// A fresh TinyAgent trained to maximize log pi of the demos' policy tokens (`opts.steps`
 /// minibatches of `opts.batch_size` demos drawn with replacement, Adam at `opts.lr`).
 pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
@@ -231,7 +236,7 @@ pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOpt
     model
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 6
 /// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train tasks.
 pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
     let tasks = make_tasks(Split::Train, 0);
@@ -239,7 +244,7 @@ pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
     behavior_clone(tok, &demos, &opts)
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 6
+// generated from book/src/06-policy-gradients.md, saved block 7
 /// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
 pub fn sample_episodes(
     model: &TinyAgent,
@@ -248,14 +253,15 @@ pub fn sample_episodes(
     n: usize,
     seed: u64,
 ) -> Vec<Trajectory> {
-    let repeated: Vec<Task> = tasks.iter().flat_map(|t| std::iter::repeat(t.clone()).take(n)).collect();
+    let repeated: Vec<Task> =
+        tasks.iter().flat_map(|t| std::iter::repeat(t.clone()).take(n)).collect();
     let mut envs: Vec<BugFixEnv> =
         repeated.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 6
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// Options of `reinforce_train`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReinforceOptions {
@@ -268,7 +274,7 @@ pub struct ReinforceOptions {
     pub seed: u64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 6
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
 impl Default for ReinforceOptions {
     fn default() -> Self {
@@ -277,7 +283,7 @@ impl Default for ReinforceOptions {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 6
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
 /// of each step's sampled batch.
 pub fn reinforce_train(
