@@ -211,21 +211,22 @@ pub fn rename_token(source: &str, old: &str, new: &str) -> String {
 /// the catalogue and absent from its source, so that neither the prompt nor the code's
 /// identifiers tell the policy which task (and so which repair) it faces.
 pub fn randomize_names(task: &Task, rng: &mut ChaCha8Rng) -> Task {
-    let catalogue = make_tasks(Split::All, 0);
-    let pool = |pick: &dyn Fn(&Task) -> Vec<String>| {
-        let mut names: Vec<String> = catalogue.iter().flat_map(pick).collect();
+    // every catalogue function's name and parameters, read off its source (no tests drawn)
+    let signatures: Vec<(String, Vec<String>)> = (Family::ALL.into_iter())
+        .flat_map(|family| (0..6).map(move |variant| family_sources(family, variant).0))
+        .filter_map(|buggy| fn_signature(&buggy))
+        .collect();
+    let pool = |mut names: Vec<String>| {
         names.sort();
         names.dedup();
         names.retain(|n| source_tokens(&task.buggy).iter().all(|(_, t)| t != n));
         names
     };
-    let params_of = |t: &Task| fn_signature(&t.buggy).map(|(_, p)| p).unwrap_or_default();
-    let mut renames = vec![(task.fn_name.clone(), {
-        let names = pool(&|t: &Task| vec![t.fn_name.clone()]);
-        names[rng.gen_range(0..names.len())].clone()
-    })];
-    let mut params = pool(&params_of);
-    for old in params_of(task) {
+    let fn_names = pool(signatures.iter().map(|(name, _)| name.clone()).collect());
+    let mut renames =
+        vec![(task.fn_name.clone(), fn_names[rng.gen_range(0..fn_names.len())].clone())];
+    let mut params = pool(signatures.iter().flat_map(|(_, params)| params.clone()).collect());
+    for old in fn_signature(&task.buggy).map(|(_, p)| p).unwrap_or_default() {
         let new = params.remove(rng.gen_range(0..params.len()));
         renames.push((old, new));
     }
