@@ -608,8 +608,28 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 14
-/// Everything `train_rl` takes besides the config: evaluation, environment, reference.
+// generated from book/src/09-grpo.md, saved block 15
+/// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
+pub type SampleHook<'a> = &'a dyn Fn(
+    &TinyAgent,
+    &[Task],
+    &RLConfig,
+    &mut ChaCha8Rng,
+) -> (Vec<Trajectory>, Vec<Trajectory>);
+
+// generated from book/src/09-grpo.md, saved block 15
+/// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
+pub type UpdateHook<'a> = &'a dyn Fn(
+    &TinyAgent,
+    &mut nn::Optimizer,
+    &[Trajectory],
+    &RLConfig,
+    &mut ChaCha8Rng,
+) -> UpdateStats;
+
+// generated from book/src/09-grpo.md, saved block 15
+/// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
+/// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
     /// Evaluated with one episode per task (seed fixed) every `eval_every` steps and at the end.
     pub eval_tasks: Option<&'a [Task]>,
@@ -617,17 +637,43 @@ pub struct TrainOptions<'a> {
     pub env_factory: &'a dyn Fn(&RLConfig) -> Box<dyn Env>,
     /// Frozen reference for the KL penalty (needed when cfg.kl_coef > 0).
     pub ref_model: Option<&'a TinyAgent>,
-}
-
-// generated from book/src/09-grpo.md, saved block 14
-/// Defaults: no evaluation, `make_env`, no reference.
-impl Default for TrainOptions<'_> {
-    fn default() -> Self {
-        TrainOptions { eval_tasks: None, eval_every: 20, env_factory: &make_env, ref_model: None }
-    }
+    /// None: `sample_step` with `env_factory`.
+    pub sample: Option<SampleHook<'a>>,
+    /// None: `grpo_update` with `ref_model`.
+    pub update: Option<UpdateHook<'a>>,
 }
 
 // generated from book/src/09-grpo.md, saved block 15
+/// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
+impl Default for TrainOptions<'_> {
+    fn default() -> Self {
+        TrainOptions {
+            eval_tasks: None,
+            eval_every: 20,
+            env_factory: &make_env,
+            ref_model: None,
+            sample: None,
+            update: None,
+        }
+    }
+}
+
+// generated from book/src/09-grpo.md, saved block 16
+/// The standard update: collate the kept episodes, group advantages, `rl_update`.
+pub fn grpo_update(
+    model: &TinyAgent,
+    opt: &mut nn::Optimizer,
+    kept: &[Trajectory],
+    cfg: &RLConfig,
+    ref_model: Option<&TinyAgent>,
+    rng: &mut ChaCha8Rng,
+) -> UpdateStats {
+    let batch = collate(kept, PAD_ID);
+    let advantages = compute_advantages(&batch, cfg); // [B]
+    rl_update(model, opt, &batch, &advantages, cfg, ref_model, rng)
+}
+
+// generated from book/src/09-grpo.md, saved block 16
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,
@@ -642,7 +688,10 @@ pub fn train_rl(
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut history = Vec::with_capacity(steps);
     for step in 0..steps {
-        let (kept, all) = sample_step(model, opts.env_factory, tasks, tok, cfg, &mut rng);
+        let (kept, all) = match opts.sample {
+            Some(sample) => sample(model, tasks, cfg, &mut rng),
+            None => sample_step(model, opts.env_factory, tasks, tok, cfg, &mut rng),
+        };
         let mut record = StepRecord {
             step,
             sampled: behavior_stats(&all),
@@ -650,10 +699,10 @@ pub fn train_rl(
             ..Default::default()
         };
         if !kept.is_empty() {
-            let batch = collate(&kept, PAD_ID);
-            let advantages = compute_advantages(&batch, cfg); // [B]
-            record.update =
-                rl_update(model, &mut adam, &batch, &advantages, cfg, opts.ref_model, &mut rng);
+            record.update = match opts.update {
+                Some(update) => update(model, &mut adam, &kept, cfg, &mut rng),
+                None => grpo_update(model, &mut adam, &kept, cfg, opts.ref_model, &mut rng),
+            };
         }
         let last = step + 1 == steps;
         if let (Some(eval_tasks), true) =
