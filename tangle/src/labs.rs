@@ -11,7 +11,11 @@
 //! SHA-256 of the concatenation, over these files in this order:
 //!
 //! 1. every regular file `ROOT/agentrl/src/*.rs` (not in subfolders), sorted by file name
-//!    (byte order);
+//!    (byte order) — or, when the lab declares the last chapter it uses with a line
+//!    `//! Uses chapters up to NN.` ([`declared_chapter`]), only the chapter modules
+//!    `chMM_*.rs` with MM ≤ NN (a later chapter, or the crate root that lists the chapters,
+//!    cannot change what the lab computes, so adding chapter 10 leaves a chapter-9 lab
+//!    current, as the checker builds chapter 9 without it);
 //! 2. `ROOT/labs/src/lib.rs`;
 //! 3. `ROOT/labs/src/bin/NAME.rs`;
 //!
@@ -42,8 +46,30 @@ pub fn valid_name(lab: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
+/// The last chapter lab `source` says it uses: the NN of its line `//! Uses chapters up to NN.`
+/// (None without one; then the lab's hash covers every agentrl module).
+pub fn declared_chapter(source: &str) -> Option<u32> {
+    source.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("//! Uses chapters up to ")?;
+        let nn = rest.strip_suffix('.')?;
+        (nn.len() == 2).then(|| nn.parse().ok()).flatten()
+    })
+}
+
+/// The chapter number of an agentrl module file name `chNN_*.rs`.
+fn module_chapter(file_name: &str) -> Option<u32> {
+    let nn = file_name.strip_prefix("ch")?.get(..2)?;
+    file_name.get(2..)?.starts_with(|c: char| c.is_ascii_digit()).then(|| nn.parse().ok()).flatten()
+}
+
 /// The files [`code_hash`] covers, relative to `root`, in hashing order.
 pub fn hashed_files(root: &Path, lab: &str) -> std::io::Result<Vec<String>> {
+    let lab_path = root.join(BIN_DIR).join(format!("{lab}.rs"));
+    let last_chapter = match std::fs::read_to_string(&lab_path) {
+        Ok(text) => declared_chapter(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(std::io::Error::new(e.kind(), format!("reading {}: {e}", lab_path.display()))),
+    };
     let src = root.join("agentrl/src");
     let mut names = Vec::new();
     for entry in std::fs::read_dir(&src)
@@ -53,7 +79,11 @@ pub fn hashed_files(root: &Path, lab: &str) -> std::io::Result<Vec<String>> {
         let name = entry.file_name().into_string().map_err(|n| {
             std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{n:?} in {}: not UTF-8", src.display()))
         })?;
-        if name.ends_with(".rs") && entry.file_type()?.is_file() {
+        let in_scope = match last_chapter {
+            None => true,
+            Some(last) => module_chapter(&name).is_some_and(|ch| ch <= last),
+        };
+        if name.ends_with(".rs") && entry.file_type()?.is_file() && in_scope {
             names.push(name);
         }
     }
@@ -245,6 +275,29 @@ mod tests {
         std::fs::write(r.join("agentrl/src/ch02.rs"), "").unwrap();
         assert_ne!(code_hash(r, "demo").unwrap(), expected, "a new agentrl module changes the hash");
         assert!(code_hash(r, "../demo").is_err());
+    }
+
+    #[test]
+    fn a_lab_that_declares_its_chapters_hashes_only_those_modules() {
+        let tmp = repo();
+        let r = tmp.path();
+        std::fs::write(r.join("agentrl/src/ch02_later.rs"), "pub fn two() -> i64 { 2 }\n").unwrap();
+        std::fs::write(r.join("labs/src/bin/demo.rs"), "//! Uses chapters up to 01.\nfn main() {}\n")
+            .unwrap();
+        assert_eq!(
+            hashed_files(r, "demo").unwrap(),
+            ["agentrl/src/ch01.rs", "labs/src/lib.rs", "labs/src/bin/demo.rs"]
+        );
+        let before = code_hash(r, "demo").unwrap();
+        std::fs::write(r.join("agentrl/src/ch02_later.rs"), "pub fn two() -> i64 { 3 }\n").unwrap();
+        std::fs::write(r.join("agentrl/src/lib.rs"), "pub mod ch01;\npub mod ch02_later;\n").unwrap();
+        assert_eq!(code_hash(r, "demo").unwrap(), before, "a later chapter does not count");
+        std::fs::write(r.join("agentrl/src/ch01.rs"), "pub fn one() -> i64 { 11 }\n").unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), before, "a used chapter does");
+        assert_eq!(declared_chapter("//! x\n//! Uses chapters up to 09.\n"), Some(9));
+        assert_eq!(declared_chapter("//! Uses chapters up to 9.\n"), None);
+        assert_eq!(module_chapter("ch10_kl.rs"), Some(10));
+        assert_eq!(module_chapter("lib.rs"), None);
     }
 
     #[test]

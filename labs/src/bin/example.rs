@@ -6,6 +6,8 @@
 //! Writes labs/results/example.json: per policy, per seed, the number of episodes whose
 //! final source passes the hidden tests, that gamed the public tests (`exploit`), and the
 //! total reward; and the pass rate over all seeds.
+//!
+//! Uses chapters up to 04.
 
 use agentrl as arl;
 use serde_json::json;

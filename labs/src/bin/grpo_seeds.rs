@@ -5,6 +5,8 @@
 //! held-out task, seed 12).
 //!
 //!     scripts/lab.sh grpo_seeds [SEEDS]      (default 3 seeds: 0..SEEDS)
+//!
+//! Uses chapters up to 09.
 
 use agentrl as arl;
 use rand::SeedableRng;

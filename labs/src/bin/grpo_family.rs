@@ -1,0 +1,123 @@
+//! Chapter 9 lab: the critic-free family on one budget. For each seed, one base agent
+//! (`make_rl_base`), then `STEPS` steps of `train_rl` for each variant, every variant from the
+//! same base with the same RLConfig seed; all evaluated on the chapter's draws (8 episodes per
+//! train task, seed 11; 16 per held-out task, seed 12).
+//!
+//! Variants: GRPO (the default), GRPO keeping zero-signal groups, Dr. GRPO (no std, a constant
+//! normalizer), RLOO, GSPO (sequence ratio), clip-higher (DAPO's eps_high 0.28), and dynamic
+//! sampling (DAPO: resample until the step has `tasks_per_step` groups with signal).
+//!
+//!     scripts/lab.sh grpo_family [SEEDS]      (default 3 seeds: 0..SEEDS)
+//!
+//! Uses chapters up to 09.
+
+use agentrl as arl;
+use rand_chacha::ChaCha8Rng;
+use serde_json::json;
+
+const LAB: &str = "grpo_family";
+const STEPS: usize = 40;
+/// Dynamic sampling draws at most this many rounds of `tasks_per_step` groups per step.
+const MAX_ROUNDS: usize = 4;
+
+fn stats(s: &arl::BehaviorStats) -> serde_json::Value {
+    json!({
+        "episodes": s.episodes, "pass_rate": s.pass_rate, "reads": s.reads,
+        "first_edit_right": s.first_edit_right, "edits": s.edits, "turns": s.turns,
+        "length": s.length,
+    })
+}
+
+/// The variants: name, config, and whether the step resamples until every group has signal.
+fn variants(base: &arl::RLConfig) -> Vec<(&'static str, arl::RLConfig, bool)> {
+    use arl::{AdvantageKind, LossMode, RatioLevel};
+    let c = || base.clone();
+    vec![
+        ("GRPO", c(), false),
+        ("GRPO, keep all groups", arl::RLConfig { keep_zero_signal: true, ..c() }, false),
+        (
+            "Dr. GRPO",
+            arl::RLConfig {
+                advantage: AdvantageKind::GroupMean,
+                loss_mode: LossMode::ConstantNorm { norm: Some(16.0) },
+                ..c()
+            },
+            false,
+        ),
+        ("RLOO", arl::RLConfig { advantage: AdvantageKind::Rloo, ..c() }, false),
+        (
+            "GSPO",
+            arl::RLConfig { ratio: RatioLevel::Sequence, clip_low: 3e-4, clip_high: 4e-4, ..c() },
+            false,
+        ),
+        ("clip-higher", arl::RLConfig { clip_high: 0.28, ..c() }, false),
+        ("dynamic sampling", c(), true),
+    ]
+}
+
+fn main() -> std::io::Result<()> {
+    tch::set_num_threads(1);
+    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(3);
+    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
+    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let cfg = arl::RLConfig::default();
+    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
+        let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
+        arl::evaluate(m, tasks, &tok, opts, &cfg, &arl::make_env)
+    };
+    // DAPO's dynamic sampling: draw rounds of groups until tasks_per_step of them have signal
+    let dynamic = |model: &arl::TinyAgent, tasks: &[arl::Task], cfg: &arl::RLConfig, rng: &mut ChaCha8Rng| {
+        let (mut kept, mut all) = (Vec::new(), Vec::new());
+        let want = cfg.tasks_per_step * cfg.group_size;
+        for _ in 0..MAX_ROUNDS {
+            let (k, a) = arl::sample_step(model, &arl::make_env, tasks, &tok, cfg, rng);
+            kept.extend(k);
+            all.extend(a);
+            if kept.len() >= want {
+                break;
+            }
+        }
+        kept.truncate(want);
+        (kept, all)
+    };
+    let mut runs = Vec::new();
+    for seed in 0..seeds {
+        let base = arl::make_rl_base(&tok, seed);
+        let (base_train, base_heldout) = (eval(&base, &train, 8, 11), eval(&base, &heldout, 16, 12));
+        println!("seed {seed}: base held-out {:.3} train {:.3}", base_heldout.pass_rate, base_train.pass_rate);
+        let mut by_variant = Vec::new();
+        for (name, vcfg, resample) in variants(&arl::RLConfig { seed, ..cfg.clone() }) {
+            let model = base.clone();
+            let opts = arl::TrainOptions {
+                sample: if resample { Some(&dynamic) } else { None },
+                ..Default::default()
+            };
+            let history = arl::train_rl(&model, &train, &tok, &vcfg, STEPS, opts);
+            let (after_train, after_heldout) = (eval(&model, &train, 8, 11), eval(&model, &heldout, 16, 12));
+            println!(
+                "  {name:<22} held-out {:.3} train {:.3} (sampled {} episodes)",
+                after_heldout.pass_rate,
+                after_train.pass_rate,
+                history.iter().map(|r| r.sampled.episodes).sum::<usize>()
+            );
+            by_variant.push(json!({
+                "variant": name,
+                "train": stats(&after_train),
+                "heldout": stats(&after_heldout),
+                "sampled_pass": history.iter().map(|r| r.sampled.pass_rate).collect::<Vec<_>>(),
+                "sampled_episodes": history.iter().map(|r| r.sampled.episodes).collect::<Vec<_>>(),
+                "kept": history.iter().map(|r| r.kept).collect::<Vec<_>>(),
+                "clip_fraction": history.iter().map(|r| r.update.clip_fraction).collect::<Vec<_>>(),
+            }));
+        }
+        runs.push(json!({
+            "seed": seed,
+            "base": { "train": stats(&base_train), "heldout": stats(&base_heldout) },
+            "variants": by_variant,
+        }));
+    }
+    let results = json!({ "steps": STEPS, "max_rounds": MAX_ROUNDS, "runs": runs });
+    let path = labs::write_results(LAB, results)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
