@@ -2,7 +2,8 @@
 //! SVG. Run through `scripts/figures.sh`, which sets libtorch and the determinism
 //! variables the checker uses, so regenerating an unchanged figure rewrites the same bytes.
 //!
-//!     agentrl-figures [OUT_DIR]     (default: book/src/figures)
+//!     agentrl-figures [OUT_DIR [NAME...]]     (default: book/src/figures, every figure;
+//!                                              NAME picks figures whose file name contains it)
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,15 @@ fn main() -> Result<()> {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../book/src/figures")
     });
     std::fs::create_dir_all(&out)?;
-    for (name, draw) in FIGURES {
+    // further arguments pick figures by a part of their name (default: all)
+    let only: Vec<String> = std::env::args().skip(2).collect();
+    let unknown: Vec<&String> =
+        only.iter().filter(|o| !FIGURES.iter().any(|(name, _)| name.contains(o.as_str()))).collect();
+    if !unknown.is_empty() {
+        let names: Vec<&str> = FIGURES.iter().map(|(name, _)| *name).collect();
+        return Err(format!("no figure matches {unknown:?}; figures: {names:?}").into());
+    }
+    for (name, draw) in FIGURES.iter().filter(|(name, _)| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))) {
         let path = out.join(name);
         draw(&path)?;
         println!("wrote {}", path.display());
@@ -37,6 +46,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch06-reinforce.svg", reinforce_curves),
     ("ch07-gradient-noise.svg", gradient_noise),
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
+    ("ch09-grpo-family.svg", grpo_family_curves),
 ];
 
 /// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
@@ -500,6 +510,86 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.3))
         .label_font((FONT, 14))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 9: the `grpo_family` lab's learning curves, the sampled pass rate of each variant
+/// per step, averaged over seeds and over windows of 5 steps, with the s.e. over seeds.
+fn grpo_family_curves(path: &Path) -> Result<()> {
+    const WINDOW: usize = 5;
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/grpo_family.json");
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+    let runs = lab["results"]["runs"].as_array().ok_or("grpo_family.json: no runs")?;
+    let steps = lab["results"]["steps"].as_u64().ok_or("grpo_family.json: no steps")? as usize;
+    let names: Vec<String> = runs[0]["variants"]
+        .as_array()
+        .ok_or("no variants")?
+        .iter()
+        .map(|v| v["variant"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let colors = [
+        RGBColor(0x1b, 0x9e, 0x77),
+        RGBColor(0x99, 0x99, 0x99),
+        RGBColor(0xd9, 0x5f, 0x02),
+        RGBColor(0x75, 0x70, 0xb3),
+        RGBColor(0xe7, 0x29, 0x8a),
+        RGBColor(0x66, 0xa6, 0x1e),
+        RGBColor(0xa6, 0x76, 0x1d),
+    ];
+    let windows = steps / WINDOW;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..steps as f64, 0f64..1f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("GRPO step (128 episodes sampled per step; more for dynamic sampling)")
+        .y_desc("pass rate of the sampled episodes")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+    for (i, name) in names.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let points: Vec<(f64, f64, f64)> = (0..windows)
+            .map(|w| {
+                let per_seed: Vec<f64> = runs
+                    .iter()
+                    .map(|run| {
+                        let curve = &run["variants"][i]["sampled_pass"];
+                        (w * WINDOW..(w + 1) * WINDOW).map(|s| curve[s].as_f64().unwrap_or(0.0)).sum::<f64>()
+                            / WINDOW as f64
+                    })
+                    .collect();
+                let n = per_seed.len() as f64;
+                let mean = per_seed.iter().sum::<f64>() / n;
+                let var = per_seed.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - 3.0) * 0.15;
+                (x, mean, (var / n).sqrt())
+            })
+            .collect();
+        println!("{name}: {points:.3?}");
+        chart
+            .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x, m)), color.stroke_width(2)))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+        chart.draw_series(
+            points.iter().map(|&(x, m, se)| PathElement::new(vec![(x, m - se), (x, m + se)], color.stroke_width(1))),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 13))
         .draw()?;
     root.present()?;
     Ok(())
