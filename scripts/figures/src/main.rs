@@ -47,6 +47,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch07-gradient-noise.svg", gradient_noise),
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
     ("ch09-grpo-family.svg", grpo_family_curves),
+    ("ch12-context.svg", context_needed),
 ];
 
 /// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
@@ -590,6 +591,66 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.3))
         .label_font((FONT, 13))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 12: pass rate on the train tasks against the number of recent tool observations
+/// the policy sees (`keep_obs`), for the base agent and three trained variants, read from the
+/// `multi_turn` lab's results (mean over its seeds).
+fn context_needed(path: &Path) -> Result<()> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/multi_turn.json");
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+    let runs = lab["results"]["runs"].as_array().ok_or("multi_turn.json: no runs")?;
+    let series = [
+        ("base agent", "base", RGBColor(0x66, 0x66, 0x66)),
+        ("GRPO, full context", "penalty_0", RGBColor(0x1b, 0x9e, 0x77)),
+        ("keep_obs 1, episode samples", "episode_keep1", RGBColor(0xd9, 0x5f, 0x02)),
+        ("keep_obs 1, call samples", "call_keep1", RGBColor(0x75, 0x70, 0xb3)),
+    ];
+    // x = 0, 1, 2 observations kept, 3 = all of them
+    let pass = |variant: &str, x: usize| -> f64 {
+        let value = |run: &serde_json::Value| {
+            let v = &run["variants"][variant];
+            let s = if x == 3 { &v["train"] } else { &v["train_keep_obs"][x.to_string()] };
+            s["pass_rate"].as_f64().unwrap_or(f64::NAN)
+        };
+        runs.iter().map(value).sum::<f64>() / runs.len() as f64
+    };
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.3f64..3.3f64, 0f64..1f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("tool observations the policy sees before each call (keep_obs)")
+        .y_desc("pass rate on the train tasks")
+        .x_labels(4)
+        .x_label_formatter(&|x| match x.round() as i64 { 3 => "all".to_string(), k => k.to_string() })
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+    for (label, variant, color) in series {
+        let points: Vec<(f64, f64)> = (0..4).map(|x| (x as f64, pass(variant, x))).collect();
+        println!("{label}: {points:.3?}");
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 14))
         .draw()?;
     root.present()?;
     Ok(())

@@ -1,0 +1,105 @@
+//! Chapter 12 lab: multi-turn training choices compared over several seeds, longer than a
+//! chapter's minute allows. For each seed, from `make_rl_base(tok, seed)`, `STEPS` steps of
+//! `train_rl` (default RLConfig, seed = the seed) in six variants:
+//!
+//! - `penalty_0`, `penalty_0.05`, `penalty_0.2`: reward = hidden verdict - p per call;
+//! - `episode_keep1`, `call_keep1`: calls see only the last observation (`keep_obs` 1), and the
+//!   update trains on whole episodes (full context) or on call samples (their views);
+//! - `mixed`: the train tasks plus their `single_turn` copies, in `MixedTurnEnv`.
+//!
+//! Each model (and the base) is evaluated on the chapter's draws: 8 episodes per train task
+//! (seed 11) and 16 per held-out task (seed 12), with full context, and with
+//! `evaluate_context` for keep_obs 0, 1, 2 on the train tasks (4 episodes per task, seed 11); `mixed` and the base also on
+//! the single-turn copies.
+//!
+//!     scripts/lab.sh multi_turn [SEEDS]      (default 2 seeds: 0..SEEDS)
+
+use std::sync::Arc;
+
+use agentrl as arl;
+use rand_chacha::ChaCha8Rng;
+use serde_json::json;
+
+const LAB: &str = "multi_turn";
+const STEPS: usize = 16;
+
+fn stats(s: &arl::BehaviorStats) -> serde_json::Value {
+    json!({
+        "episodes": s.episodes, "pass_rate": s.pass_rate, "reward": s.reward, "reads": s.reads,
+        "first_edit_right": s.first_edit_right, "edits": s.edits, "turns": s.turns,
+        "length": s.length,
+    })
+}
+
+fn main() -> std::io::Result<()> {
+    tch::set_num_threads(1);
+    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(2);
+    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
+    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let single: Vec<arl::Task> = train.iter().map(arl::single_turn).collect();
+    let single_heldout: Vec<arl::Task> = heldout.iter().map(arl::single_turn).collect();
+    let mixed: Vec<arl::Task> = train.iter().cloned().chain(single.iter().cloned()).collect();
+    let cfg = arl::RLConfig::default();
+    let penalized = |p: f64| -> arl::RewardFn {
+        Arc::new(move |info: &arl::EpisodeInfo| arl::hidden_reward(info) - p * info.turns as f64)
+    };
+    // every evaluation uses the default (unpenalized) reward and the mixed environment, which
+    // is the plain one-edit environment on multi-turn tasks
+    let report = |m: &arl::TinyAgent, with_single: bool| {
+        let opts = |n: usize, seed: u64| arl::EvalOptions { n_samples: n, seed, ..Default::default() };
+        let eval = |tasks: &[arl::Task], n, seed| arl::evaluate(m, tasks, &tok, opts(n, seed), &cfg, &arl::make_mixed_env);
+        let ctx = |k: usize| {
+            let s = arl::evaluate_context(m, &train, &tok, Some(k), opts(4, 11), &cfg, &arl::make_env);
+            (format!("{k}"), stats(&s))
+        };
+        let keep: serde_json::Map<String, serde_json::Value> = [0, 1, 2].into_iter().map(ctx).collect();
+        let mut out = json!({
+            "train": stats(&eval(&train, 8, 11)),
+            "heldout": stats(&eval(&heldout, 16, 12)),
+            "train_keep_obs": keep,
+        });
+        if with_single {
+            out["single_train"] = stats(&eval(&single, 8, 11));
+            out["single_heldout"] = stats(&eval(&single_heldout, 16, 12));
+        }
+        out
+    };
+    let mut runs = Vec::new();
+    for seed in 0..seeds {
+        let base = arl::make_rl_base(&tok, seed);
+        let mut variants = serde_json::Map::new();
+        variants.insert("base".into(), report(&base, true));
+        let run_cfg = arl::RLConfig { seed, ..cfg.clone() };
+        for p in [0.0, 0.05, 0.2] {
+            let model = base.clone();
+            let c = arl::RLConfig { reward: penalized(p), ..run_cfg.clone() };
+            arl::train_rl(&model, &train, &tok, &c, STEPS, arl::TrainOptions::default());
+            variants.insert(format!("penalty_{p}"), report(&model, false));
+            println!("seed {seed}: penalty {p} done");
+        }
+        for (name, level) in [("episode_keep1", arl::SampleLevel::Episode), ("call_keep1", arl::SampleLevel::Call)] {
+            let model = base.clone();
+            let sample = |m: &arl::TinyAgent, tasks: &[arl::Task], c: &arl::RLConfig, rng: &mut ChaCha8Rng| {
+                arl::context_sample_step(m, &arl::make_env, tasks, &tok, c, Some(1), level, rng)
+            };
+            let update: Option<arl::UpdateHook> = match level {
+                arl::SampleLevel::Call => Some(&arl::call_update),
+                arl::SampleLevel::Episode => None,
+            };
+            let opts = arl::TrainOptions { sample: Some(&sample), update, ..Default::default() };
+            arl::train_rl(&model, &train, &tok, &run_cfg, STEPS, opts);
+            variants.insert(name.into(), report(&model, false));
+            println!("seed {seed}: {name} done");
+        }
+        let model = base.clone();
+        let opts = arl::TrainOptions { env_factory: &arl::make_mixed_env, ..Default::default() };
+        arl::train_rl(&model, &mixed, &tok, &run_cfg, STEPS, opts);
+        variants.insert("mixed".into(), report(&model, true));
+        println!("seed {seed}: mixed done");
+        runs.push(json!({ "seed": seed, "variants": variants }));
+    }
+    let results = json!({ "steps": STEPS, "runs": runs });
+    let path = labs::write_results(LAB, results)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
