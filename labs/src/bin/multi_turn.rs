@@ -13,6 +13,8 @@
 //! the single-turn copies.
 //!
 //!     scripts/lab.sh multi_turn [SEEDS]      (default 2 seeds: 0..SEEDS)
+//!
+//! Uses chapters up to 12.
 
 use std::sync::Arc;
 
