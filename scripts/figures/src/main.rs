@@ -47,6 +47,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch07-gradient-noise.svg", gradient_noise),
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
     ("ch09-grpo-family.svg", grpo_family_curves),
+    ("ch11-reward-hacking.svg", reward_hacking),
     ("ch12-context.svg", context_needed),
 ];
 
@@ -651,6 +652,73 @@ fn context_needed(path: &Path) -> Result<()> {
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.3))
         .label_font((FONT, 14))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 11: per GRPO step, the mean over the `reward_hacking` lab's seeds of the public
+/// pass, hidden pass and exploit share under the public-test reward, and the hidden pass under
+/// the hidden-test reward (read from `labs/results/reward_hacking.json`).
+fn reward_hacking(path: &Path) -> Result<()> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/reward_hacking.json");
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+    let runs = lab["results"]["runs"].as_array().ok_or("reward_hacking.json: no runs")?;
+    let steps = lab["results"]["steps"].as_u64().ok_or("reward_hacking.json: no steps")? as usize;
+    // mean over seeds of one dashboard field of one arm, per step
+    let curve = |arm: &str, key: &str| -> Vec<(f64, f64)> {
+        let of_arm: Vec<&serde_json::Value> = runs.iter().filter(|r| r["arm"] == arm).collect();
+        (0..steps)
+            .map(|s| {
+                let sum: f64 = of_arm.iter().map(|r| r["steps"][s][key].as_f64().unwrap_or(0.0)).sum();
+                ((s + 1) as f64, sum / of_arm.len().max(1) as f64)
+            })
+            .collect()
+    };
+    let lines = [
+        ("public reward: public-test pass (what it pays)", curve("public", "public"), RGBColor(0xd9, 0x5f, 0x02), false),
+        ("public reward: hidden-test pass", curve("public", "hidden"), RGBColor(0x75, 0x70, 0xb3), false),
+        ("public reward: exploit share", curve("public", "exploit"), RGBColor(0xe7, 0x29, 0x8a), false),
+        ("hidden reward: hidden-test pass", curve("hidden", "hidden"), RGBColor(0x1b, 0x9e, 0x77), true),
+    ];
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.5f64..steps as f64 + 0.5, 0f64..1f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("GRPO step (128 episodes each)")
+        .y_desc("share of sampled episodes")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+    for (label, points, color, dashed) in lines {
+        let style = color.stroke_width(2);
+        if dashed {
+            chart
+                .draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style));
+        } else {
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), style))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style));
+        }
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 13))
         .draw()?;
     root.present()?;
     Ok(())
