@@ -19,6 +19,8 @@ pub mod ch07_advantages;
 pub mod ch08_ppo;
 /// 9. GRPO and the Critic-Free Family
 pub mod ch09_grpo;
+/// 10. KL, Entropy, and Regularization
+pub mod ch10_kl_entropy;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -28,3 +30,4 @@ pub use ch06_policy_gradients::*;
 pub use ch07_advantages::*;
 pub use ch08_ppo::*;
 pub use ch09_grpo::*;
+pub use ch10_kl_entropy::*;
