@@ -509,8 +509,8 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
 }
 
 /// Chapter 10: the policy's entropy (mean -log pi of its sampled tokens) per GRPO step for
-/// each regularizer, averaged over the seeds of the `regularizers` lab (read from its
-/// committed results, labs/results/regularizers.json).
+/// each regularizer and each seed of the `regularizers` lab (read from its committed results,
+/// labs/results/regularizers.json), on a log scale: one seed's entropy bonus runs away.
 fn regularizer_entropy(path: &Path) -> Result<()> {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/regularizers.json");
     let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
@@ -522,48 +522,37 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
         ("k3plus_loss", "k3+ in the loss, beta 0.1", RGBColor(0xe7, 0x29, 0x8a)),
         ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
     ];
-    let mut curves = Vec::new();
-    for (variant, label, color) in arms {
-        let per_seed: Vec<Vec<f64>> = runs
-            .iter()
-            .filter(|r| r["variant"] == variant)
-            .map(|r| r["entropy"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
-            .collect();
-        let steps = per_seed[0].len();
-        let mean: Vec<f64> =
-            (0..steps).map(|s| per_seed.iter().map(|c| c[s]).sum::<f64>() / per_seed.len() as f64).collect();
-        curves.push((label, color, mean));
-    }
-    let steps = curves[0].2.len();
-    let y_max = curves.iter().flat_map(|c| c.2.iter()).cloned().fold(0.0, f64::max) * 1.15;
+    let steps = lab["results"]["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(60)
-        .build_cartesian_2d(0.5f64..steps as f64 + 0.5, 0f64..y_max)?;
+        .build_cartesian_2d(0.5f64..steps + 0.5, (0.2f64..4.0f64).log_scale())?;
     chart
         .configure_mesh()
-        .x_desc("GRPO step (128 episodes each)")
-        .y_desc("entropy per policy token (nats)")
+        .x_desc("GRPO step (128 episodes each); one line per seed")
+        .y_desc("entropy per policy token (nats, log scale)")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.2}"))
         .light_line_style(BLACK.mix(0.06))
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 15))
         .draw()?;
-    for (label, color, mean) in &curves {
-        let color = *color;
-        let points = mean.iter().enumerate().map(|(s, &m)| ((s + 1) as f64, m));
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
-            .label(*label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+    for (variant, label, color) in arms {
+        for (i, run) in runs.iter().filter(|r| r["variant"] == variant).enumerate() {
+            let curve = run["entropy"].as_array().ok_or("regularizers.json: no entropy")?;
+            let points = curve.iter().enumerate().map(|(s, x)| ((s + 1) as f64, x.as_f64().unwrap()));
+            let series = chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
+            if i == 0 {
+                series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            }
+        }
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerLeft)
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.3))
         .label_font((FONT, 14))
