@@ -85,7 +85,8 @@ pub fn kl_estimate(logp: &Tensor, ref_logp: &Tensor, kind: KlEstimator) -> Tenso
     let delta = logp - ref_logp.detach(); // log pi_theta - log pi_ref = -log r
     let k2 = || delta.square() * 0.5;
     let k3 = || (-&delta).exp() - 1.0 + &delta; // r - 1 - log r
-                                                // value of `value`, gradient of k2
+
+    // straight-through: the value of `value`, the gradient of k2
     let straight_through = |value: Tensor| {
         let k2 = k2();
         value.detach() + &k2 - k2.detach()
