@@ -19,6 +19,8 @@ pub mod ch07_advantages;
 pub mod ch08_ppo;
 /// 9. GRPO and the Critic-Free Family
 pub mod ch09_grpo;
+/// 10. KL, Entropy, and Regularization
+pub mod ch10_kl_entropy;
 /// 11. Rewards, Verifiers, and Reward Hacking
 pub mod ch11_rewards;
 /// 12. Multi-Turn Agents and Long Horizons
@@ -32,5 +34,6 @@ pub use ch06_policy_gradients::*;
 pub use ch07_advantages::*;
 pub use ch08_ppo::*;
 pub use ch09_grpo::*;
+pub use ch10_kl_entropy::*;
 pub use ch11_rewards::*;
 pub use ch12_multi_turn::*;

@@ -47,6 +47,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch07-gradient-noise.svg", gradient_noise),
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
     ("ch09-grpo-family.svg", grpo_family_curves),
+    ("ch10-entropy.svg", regularizer_entropy),
     ("ch11-reward-hacking.svg", reward_hacking),
     ("ch12-context.svg", context_needed),
 ];
@@ -719,6 +720,59 @@ fn reward_hacking(path: &Path) -> Result<()> {
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.3))
         .label_font((FONT, 13))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 10: the policy's entropy (mean -log pi of its sampled tokens) per GRPO step for
+/// each regularizer and each seed of the `regularizers` lab (read from its committed results,
+/// labs/results/regularizers.json), on a log scale: one seed's entropy bonus runs away.
+fn regularizer_entropy(path: &Path) -> Result<()> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/regularizers.json");
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+    let runs = lab["results"]["runs"].as_array().ok_or("regularizers.json: no runs")?;
+    let arms = [
+        ("none", "no regularizer", RGBColor(0x33, 0x33, 0x33)),
+        ("entropy", "entropy bonus 0.05", RGBColor(0xd9, 0x5f, 0x02)),
+        ("k3_loss", "k3 in the loss, beta 0.1", RGBColor(0x75, 0x70, 0xb3)),
+        ("k3plus_loss", "k3+ in the loss, beta 0.1", RGBColor(0xe7, 0x29, 0x8a)),
+        ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
+    ];
+    let steps = lab["results"]["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.5f64..steps + 0.5, (0.2f64..4.0f64).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("GRPO step (128 episodes each); one line per seed")
+        .y_desc("entropy per policy token (nats, log scale)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()?;
+    for (variant, label, color) in arms {
+        for (i, run) in runs.iter().filter(|r| r["variant"] == variant).enumerate() {
+            let curve = run["entropy"].as_array().ok_or("regularizers.json: no entropy")?;
+            let points = curve.iter().enumerate().map(|(s, x)| ((s + 1) as f64, x.as_f64().unwrap()));
+            let series = chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
+            if i == 0 {
+                series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            }
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, 14))
         .draw()?;
     root.present()?;
     Ok(())
