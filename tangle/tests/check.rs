@@ -52,6 +52,10 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
             && out.contains("regenerate it with `scripts/lab.sh demo 3` and commit it"),
         "{out}"
     );
+    // --skip-labs asks about the crate alone: current, so it passes.
+    let (code, out) = tangle(r, &["--check", "--skip-labs"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("labs/results"), "{out}");
     write(r, "labs/src/bin/demo.rs", "fn main() {}\n");
     assert_eq!(tangle(r, &["--check"]).0, 0);
 
@@ -63,6 +67,13 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
     let (code, out) = tangle(r, &["--check"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("stale: labs/results/demo.json"), "{out}");
+
+    // A stale crate fails --skip-labs too.
+    write(r, "book/src/01-one.md", "# 1\n\n```rust\n//@save\n/// One.\npub fn one() -> i64 { 3 - 2 }\n```\n");
+    let (code, out) = tangle(r, &["--check", "--skip-labs"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("differs from a fresh tangle"), "{out}");
+    assert_eq!(tangle(r, &[]).0, 0);
 
     // Results whose lab is gone are an error too.
     std::fs::remove_file(r.join("labs/src/bin/demo.rs")).unwrap();
