@@ -220,6 +220,77 @@ def input_ids(b, t):
     return torch.tensor([((k // t) * 131 + (k % t) * 31 + 7) % ID_RANGE for k in range(b * t)]).view(b, t)
 
 
+UPDATE_ROWS = 96
+
+
+def update_len(r):
+    """Length of update episode r: the formula of scripts/bench-model/src/main.rs."""
+    x = (r * 0.6180339887498949 + 0.25) % 1.0
+    return 14 + int(211.0 * x**4 + 0.5)
+
+
+def update_batch():
+    """ids [96, T] (0 after each episode), action mask [96, T-1], advantages [96], lengths."""
+    lens = [update_len(r) for r in range(UPDATE_ROWS)]
+    t = max(lens)
+    ids = torch.zeros(UPDATE_ROWS, t, dtype=torch.long)
+    act = torch.zeros(UPDATE_ROWS, t - 1)
+    for r, n in enumerate(lens):
+        for p in range(n):
+            ids[r, p] = (r * 131 + p * 31 + 7) % ID_RANGE
+            if p > 0 and p % 5 == 0:
+                act[r, p - 1] = 1.0
+    adv = torch.tensor([((r % 8) - 3.5) / 2.3 for r in range(UPDATE_ROWS)], dtype=torch.float32)
+    return ids, act, adv, lens
+
+
+def micro_batches(rows, lens, size):
+    rows = sorted(rows, key=lambda r: lens[r])  # stable, as Rust's sort_by_key
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
+
+
+def seq_logp(m, ids):
+    logits = m(ids[:, :-1])
+    return logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+
+
+def rl_update(m, opt, ids, act, adv, lens, order, size):
+    """Chapter 09's rl_update with its defaults: pi_old without gradients, then 2 minibatches of
+    the shuffled rows, each as length-sorted micro-batches whose token-mean clipped losses are
+    scaled by their share of the minibatch's tokens; grad-norm clip 1.0; one Adam step each."""
+    old = torch.zeros_like(act)
+    with torch.no_grad():
+        for rows in micro_batches(range(len(lens)), lens, size):
+            t, idx = max(lens[r] for r in rows), torch.tensor(rows)
+            old[idx, : t - 1] = seq_logp(m, ids[idx, :t])
+    half = (len(order) + 1) // 2
+    for mb in [order[:half], order[half:]]:
+        tm = max(lens[r] for r in mb)
+        whole = max(act[torch.tensor(mb), : tm - 1].sum().item(), 1.0)
+        opt.zero_grad()
+        for rows in micro_batches(mb, lens, size):
+            t, idx = max(lens[r] for r in rows), torch.tensor(rows)
+            mask = act[idx, : t - 1]
+            logp = seq_logp(m, ids[idx, :t])
+            keep = mask > 0
+            log_ratio = torch.where(keep, logp - old[idx, : t - 1], torch.zeros_like(logp)).clamp(-20, 20)
+            ratio = log_ratio.exp()
+            a = adv[idx].unsqueeze(1).expand_as(ratio)
+            unclipped, clipped = -a * ratio, -a * ratio.clamp(0.8, 1.2)
+            is_clipped = clipped > unclipped
+            per = torch.where(is_clipped, clipped, unclipped)
+            n = max(mask.sum().item(), 1.0)
+            loss = torch.where(keep, per, torch.zeros_like(per)).sum() / n * (n / whole)
+            loss.backward()
+            # the statistics rl_update reads back to the host
+            (is_clipped.float() * mask).sum().item()
+            ((ratio - 1 - log_ratio).detach() * mask).sum().item()
+            ratio.detach()[keep].max().item()
+            loss.item()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+
+
 def load_model(dir_, name):
     model = TinyAgent(name)
     weights = load_safetensors(f"{dir_}/{name}.safetensors")
@@ -291,6 +362,17 @@ def make_op(dir_, name, models):
             opt.step()
 
         return op
+    if parts[0] == "update":
+        import copy
+
+        m = copy.deepcopy(model)
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+        ids, act, adv, lens = update_batch()
+        order = [int(x) for x in open(f"{dir_}/update-order.txt").read().split()]
+        rust_lens = [int(x) for x in open(f"{dir_}/update-lengths.txt").read().split()]
+        assert lens == rust_lens, "update: episode lengths differ from the Rust side's"
+        size = int(parts[2])
+        return lambda: rl_update(m, opt, ids, act, adv, lens, order, size)
     if parts[0] in ("roll_cached", "roll_uncached"):
         schedule = read_schedule(f"{dir_}/schedule-{parts[3]}-B{parts[2]}.txt")
         cached = parts[0] == "roll_cached"
@@ -415,6 +497,9 @@ def ops_list(quick):
                     ops.append((f"{algo}:{m}:{b}:{obs}", "rollout"))
     for b in [1, 8, 16, 32]:
         ops.append((f"extend:book:{b}", "decode step"))
+    for m in models:
+        for micro in [96, 16]:
+            ops.append((f"update:{m}:{micro}", "rl_update"))
     return ops
 
 
@@ -474,6 +559,14 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
                 rc, pc = results[(threads, op)]
                 ru, pu = results[(threads, "roll_uncached" + key)]
                 print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f}")
+        print()
+        print("rl_update on 96 ragged episodes: one padded piece (96) vs micro-batches of 16")
+        print(f"{'model':<10} {'Rust 96/16':>11} {'Py 96/16':>9} {'Py 96/Rust 16':>14} {'Py 16/Rust 16':>14}")
+        for m in ["book", "default"]:
+            if (threads, f"update:{m}:16") in results and (threads, f"update:{m}:96") in results:
+                r16, p16 = results[(threads, f"update:{m}:16")]
+                r96, p96 = results[(threads, f"update:{m}:96")]
+                print(f"{m:<10} {r96 / r16:11.2f} {p96 / p16:9.2f} {p96 / r16:14.2f} {p16 / r16:14.2f}")
         print()
         print("decode step (extend, one token per row, 50 slots cached): time per row")
         for b in [b for b in [1, 8, 16, 32] if (threads, f"extend:book:{b}") in results]:

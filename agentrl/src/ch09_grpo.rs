@@ -49,6 +49,8 @@ pub struct RLConfig {
     /// Passes over each step's batch, and minibatches (optimizer steps) per pass.
     pub epochs: usize,
     pub minibatches: usize,
+    /// Rows per forward/backward pass within a minibatch, grouped by length (`micro_batches`).
+    pub micro_batch: usize,
     pub loss_mode: LossMode,
     pub kl_kind: KlKind,
     /// KL coefficient beta; 0 needs no reference model.
@@ -72,8 +74,8 @@ use std::sync::Arc;
 
 // generated from book/src/09-grpo.md, saved block 2
 /// GRPO: groups of 8 from 16 tasks, z-scored advantages, zero-signal groups dropped, token
-/// ratios clipped at 0.2, 1 epoch of 2 minibatches, token mean, no KL, Adam at 1e-3, 6 turns,
-/// 1 edit, anonymized names, hidden-test reward.
+/// ratios clipped at 0.2, 1 epoch of 2 minibatches in micro-batches of 16 rows, token mean,
+/// no KL, Adam at 1e-3, 6 turns, 1 edit, anonymized names, hidden-test reward.
 impl Default for RLConfig {
     fn default() -> Self {
         RLConfig {
@@ -86,6 +88,7 @@ impl Default for RLConfig {
             clip_high: 0.2,
             epochs: 1,
             minibatches: 2,
+            micro_batch: 16,
             loss_mode: LossMode::TokenMean,
             kl_kind: KlKind::K3,
             kl_coef: 0.0,
@@ -114,6 +117,7 @@ impl fmt::Debug for RLConfig {
             .field("clip", &(self.clip_low, self.clip_high))
             .field("epochs", &self.epochs)
             .field("minibatches", &self.minibatches)
+            .field("micro_batch", &self.micro_batch)
             .field("loss_mode", &self.loss_mode)
             .field("kl", &(self.kl_kind, self.kl_coef))
             .field("lr", &self.lr)
@@ -514,7 +518,114 @@ pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
 }
 
 // generated from book/src/09-grpo.md, saved block 13
-/// `cfg.epochs` passes of `cfg.minibatches` clipped steps on one batch -> mean statistics.
+/// Row numbers as an index tensor: [rows.len()].
+pub fn row_index(rows: &[usize]) -> Tensor {
+    Tensor::from_slice(&rows.iter().map(|&r| r as i64).collect::<Vec<_>>())
+}
+
+// generated from book/src/09-grpo.md, saved block 13
+/// `rows` of `batch` sorted by length (ties keep their order), cut into micro-batches of
+/// `size` rows: each is padded only to its own longest episode by `batch_rows`.
+pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usize>> {
+    let lengths = batch.attention_mask.sum_dim_intlist(1, false, Kind::Int64); // [B]
+    let lengths = Vec::<i64>::try_from(lengths).expect("lengths");
+    let mut sorted = rows.to_vec();
+    sorted.sort_by_key(|&r| lengths[r]);
+    sorted.chunks(size.max(1)).map(<[usize]>::to_vec).collect()
+}
+
+// generated from book/src/09-grpo.md, saved block 13
+/// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
+/// tokens, the sequences that have one, or B * norm (norm None: T); at least 1.
+pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
+    let (b, t) = mask.size2().unwrap();
+    let total = |x: &Tensor| x.to_kind(Kind::Float).sum(Kind::Float).double_value(&[]);
+    let n = match mode {
+        LossMode::TokenMean => total(&mask.gt(0.0)),
+        LossMode::SequenceMean => total(&mask.gt(0.0).any_dim(1, false)),
+        LossMode::ConstantNorm { norm } => b as f64 * norm.unwrap_or(t as f64),
+    };
+    n.max(1.0)
+}
+
+// generated from book/src/09-grpo.md, saved block 13
+/// Log-probs of ids[:, 1:] for every row, without gradients, in micro-batches of `size`
+/// rows -> [B, T-1], 0 past each row's end.
+pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize) -> Tensor {
+    let out = batch.action_mask.zeros_like(); // [B, T-1]
+    let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
+    for rows in micro_batches(batch, &all, size) {
+        let ids = batch_rows(batch, &rows).ids; // [b, t]
+        let logp = tch::no_grad(|| sequence_log_probs(model, &ids)); // [b, t-1]
+        let _ = out.narrow(1, 0, logp.size()[1]).index_copy_(0, &row_index(&rows), &logp);
+    }
+    out
+}
+
+// generated from book/src/09-grpo.md, saved block 14
+/// What every micro-batch of one `rl_update` reads: the batch, its advantages [B], and the
+/// log-probs [B, T-1] of pi_old and of the reference, computed before the first step.
+pub struct UpdateInputs<'a> {
+    pub batch: &'a Batch,
+    pub advantages: &'a Tensor,
+    pub old_logp: Tensor,
+    pub ref_logp: Option<Tensor>,
+}
+
+// generated from book/src/09-grpo.md, saved block 14
+/// Extra loss terms for one micro-batch: (logits [b, T-1, V], logp [b, T-1], ref_logp,
+/// action mask, its share of the minibatch) -> a scalar reduced as `cfg.loss_mode` reduces.
+pub type LossTerms<'a> = &'a dyn Fn(&Tensor, &Tensor, Option<&Tensor>, &Tensor, f64) -> Tensor;
+
+// generated from book/src/09-grpo.md, saved block 14
+/// Forward and backward on the micro-batch `rows` of a minibatch with action mask `whole`,
+/// every loss term scaled by its share of the minibatch -> statistics, weighted the same way.
+pub fn micro_backward(
+    model: &TinyAgent,
+    inputs: &UpdateInputs,
+    rows: &[usize],
+    whole: &Tensor,
+    cfg: &RLConfig,
+    extra: Option<LossTerms>,
+) -> UpdateStats {
+    let mb = batch_rows(inputs.batch, rows);
+    let (mask, t1, index) = (&mb.action_mask, mb.action_mask.size()[1], row_index(rows));
+    let pick = |x: &Tensor| x.index_select(0, &index).narrow(1, 0, t1); // [b, T-1]
+    let logits = model.forward(&mb.ids.narrow(1, 0, t1)); // [b, T-1, V]
+    let logp = selected_log_probs(&logits, &mb.ids.narrow(1, 1, t1)); // [b, T-1]
+    let adv = inputs.advantages.index_select(0, &index); // [b]
+    let share = |mode| loss_normalizer(mask, mode) / loss_normalizer(whole, mode);
+    let policy_mode = match cfg.ratio {
+        RatioLevel::Token => cfg.loss_mode,
+        RatioLevel::Sequence => LossMode::SequenceMean,
+    };
+    let (loss, stats) = policy_loss(&logp, &pick(&inputs.old_logp), &adv, mask, cfg);
+    let (mut loss, terms_share) = (loss * share(policy_mode), share(cfg.loss_mode));
+    let ref_logp = inputs.ref_logp.as_ref().map(pick);
+    let mut kl_ref = 0.0;
+    if let (Some(ref_logp), true) = (&ref_logp, cfg.kl_coef > 0.0) {
+        let kl = aggregate_loss(&kl_penalty(&logp, ref_logp, cfg.kl_kind), mask, cfg.loss_mode);
+        kl_ref = kl.double_value(&[]) * terms_share;
+        loss = loss + kl * (cfg.kl_coef * terms_share);
+    }
+    if let Some(extra) = extra {
+        loss = loss + extra(&logits, &logp, ref_logp.as_ref(), mask, terms_share) * terms_share;
+    }
+    loss.backward();
+    let tokens = share(LossMode::TokenMean);
+    UpdateStats {
+        loss: loss.double_value(&[]),
+        clip_fraction: stats.clip_fraction * tokens,
+        approx_kl: stats.approx_kl * tokens,
+        kl_ref,
+        ratio_max: stats.ratio_max,
+        ..Default::default()
+    }
+}
+
+// generated from book/src/09-grpo.md, saved block 15
+/// `cfg.epochs` passes of `cfg.minibatches` clipped steps on one batch, each run as
+/// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 pub fn rl_update(
     model: &TinyAgent,
     opt: &mut nn::Optimizer,
@@ -522,38 +633,30 @@ pub fn rl_update(
     advantages: &Tensor,
     cfg: &RLConfig,
     ref_model: Option<&TinyAgent>,
+    extra: Option<LossTerms>,
     rng: &mut ChaCha8Rng,
 ) -> UpdateStats {
-    let old_logp = tch::no_grad(|| sequence_log_probs(model, &batch.ids)); // [B, T-1], pi_old
-    let ref_logp = ref_model.map(|r| tch::no_grad(|| sequence_log_probs(r, &batch.ids)));
+    let old_logp = batch_log_probs(model, batch, cfg.micro_batch); // [B, T-1], pi_old
+    let ref_logp = ref_model.map(|r| batch_log_probs(r, batch, cfg.micro_batch));
+    let inputs = UpdateInputs { batch, advantages, old_logp, ref_logp };
     let b = batch.ids.size()[0] as usize;
     let mut total = UpdateStats::default();
     for _ in 0..cfg.epochs {
         let mut order: Vec<usize> = (0..b).collect();
         order.shuffle(rng);
         for rows in order.chunks(b.div_ceil(cfg.minibatches.max(1))) {
-            let mb = batch_rows(batch, rows);
-            let t1 = mb.action_mask.size()[1];
-            let index = Tensor::from_slice(&rows.iter().map(|&r| r as i64).collect::<Vec<_>>());
-            let pick = |x: &Tensor| x.index_select(0, &index).narrow(1, 0, t1); // [b, T-1]
-            let logp = sequence_log_probs(model, &mb.ids); // [b, T-1]
-            let adv = advantages.index_select(0, &index); // [b]
-            let (mut loss, stats) =
-                policy_loss(&logp, &pick(&old_logp), &adv, &mb.action_mask, cfg);
-            if let (Some(ref_logp), true) = (&ref_logp, cfg.kl_coef > 0.0) {
-                let kl = kl_penalty(&logp, &pick(ref_logp), cfg.kl_kind);
-                let kl = aggregate_loss(&kl, &mb.action_mask, cfg.loss_mode);
-                total.kl_ref += kl.double_value(&[]);
-                loss = loss + kl * cfg.kl_coef;
-            }
+            let whole = batch_rows(batch, rows).action_mask; // [b, T-1]
             opt.zero_grad();
-            loss.backward();
+            for micro in micro_batches(batch, rows, cfg.micro_batch) {
+                let s = micro_backward(model, &inputs, &micro, &whole, cfg, extra);
+                total.loss += s.loss;
+                total.clip_fraction += s.clip_fraction;
+                total.approx_kl += s.approx_kl;
+                total.kl_ref += s.kl_ref;
+                total.ratio_max = total.ratio_max.max(s.ratio_max);
+            }
             total.grad_norm += clip_grad_norm(&model.vs, cfg.max_grad_norm);
             opt.step();
-            total.loss += loss.double_value(&[]);
-            total.clip_fraction += stats.clip_fraction;
-            total.approx_kl += stats.approx_kl;
-            total.ratio_max = total.ratio_max.max(stats.ratio_max);
             total.steps += 1;
         }
     }
@@ -569,10 +672,10 @@ pub fn rl_update(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 16
 use tch::nn::OptimizerConfig;
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 16
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -596,7 +699,7 @@ pub fn sample_step(
     (kept, all)
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 16
 /// One step of `train_rl`: what was sampled, how many episodes were kept, the update, and
 /// (every `eval_every` steps) an evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -608,7 +711,7 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 17
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -617,7 +720,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>);
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 17
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -627,7 +730,7 @@ pub type UpdateHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> UpdateStats;
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 17
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
@@ -643,7 +746,7 @@ pub struct TrainOptions<'a> {
     pub update: Option<UpdateHook<'a>>,
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 17
 /// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
 impl Default for TrainOptions<'_> {
     fn default() -> Self {
@@ -658,7 +761,7 @@ impl Default for TrainOptions<'_> {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 18
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
@@ -670,10 +773,10 @@ pub fn grpo_update(
 ) -> UpdateStats {
     let batch = collate(kept, PAD_ID);
     let advantages = compute_advantages(&batch, cfg); // [B]
-    rl_update(model, opt, &batch, &advantages, cfg, ref_model, rng)
+    rl_update(model, opt, &batch, &advantages, cfg, ref_model, None, rng)
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 18
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,

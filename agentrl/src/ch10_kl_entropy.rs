@@ -156,10 +156,10 @@ pub fn regularizer_terms(
 }
 
 // generated from book/src/10-kl-entropy.md, saved block 6
-use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 
 // generated from book/src/10-kl-entropy.md, saved block 6
-use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
 
 // generated from book/src/10-kl-entropy.md, saved block 6
 use tch::nn;
@@ -179,44 +179,19 @@ pub fn regularized_update(
 ) -> RegularizedStats {
     let kl_in_loss = reg.kl_coef > 0.0 && !reg.kl_in_reward;
     assert!(!kl_in_loss || ref_model.is_some(), "regularized_update: KL loss needs ref_model");
-    let old_logp = tch::no_grad(|| sequence_log_probs(model, &batch.ids)); // [B, T-1], pi_old
-    let ref_logp = ref_model.map(|r| tch::no_grad(|| sequence_log_probs(r, &batch.ids)));
-    let b = batch.ids.size()[0] as usize;
-    let (mut total, mut entropy) = (UpdateStats::default(), 0.0);
-    for _ in 0..cfg.epochs {
-        let mut order: Vec<usize> = (0..b).collect();
-        order.shuffle(rng);
-        for rows in order.chunks(b.div_ceil(cfg.minibatches.max(1))) {
-            let mb = batch_rows(batch, rows);
-            let t1 = mb.action_mask.size()[1];
-            let index = Tensor::from_slice(&rows.iter().map(|&r| r as i64).collect::<Vec<_>>());
-            let pick = |x: &Tensor| x.index_select(0, &index).narrow(1, 0, t1); // [b, T-1]
-            let logits = model.forward(&mb.ids.narrow(1, 0, t1)); // [b, T-1, V]
-            let logp = selected_log_probs(&logits, &mb.ids.narrow(1, 1, t1)); // [b, T-1]
-            let adv = advantages.index_select(0, &index); // [b]
-            let (loss, stats) = policy_loss(&logp, &pick(&old_logp), &adv, &mb.action_mask, cfg);
-            let ref_mb = ref_logp.as_ref().map(pick);
-            let (term, mb_entropy, mb_kl) =
-                regularizer_terms(&logits, &logp, ref_mb.as_ref(), &mb.action_mask, cfg, reg);
-            let loss = loss + term;
-            opt.zero_grad();
-            loss.backward();
-            total.grad_norm += clip_grad_norm(&model.vs, cfg.max_grad_norm);
-            opt.step();
-            (total.loss, total.kl_ref) =
-                (total.loss + loss.double_value(&[]), total.kl_ref + mb_kl);
-            (total.clip_fraction, total.approx_kl) =
-                (total.clip_fraction + stats.clip_fraction, total.approx_kl + stats.approx_kl);
-            total.ratio_max = total.ratio_max.max(stats.ratio_max);
-            (total.steps, entropy) = (total.steps + 1, entropy + mb_entropy);
-        }
-    }
-    let n = total.steps.max(1) as f64;
-    let (loss, clip_fraction, approx_kl) =
-        (total.loss / n, total.clip_fraction / n, total.approx_kl / n);
-    let (kl_ref, grad_norm) = (total.kl_ref / n, total.grad_norm / n);
-    let update = UpdateStats { loss, clip_fraction, approx_kl, kl_ref, grad_norm, ..total };
-    RegularizedStats { update, entropy: entropy / n }
+    // entropy and KL summed over micro-batches, each weighted by its share of its minibatch
+    let (entropy, kl) = (Cell::new(0.0), Cell::new(0.0));
+    let terms =
+        |logits: &Tensor, logp: &Tensor, ref_logp: Option<&Tensor>, mask: &Tensor, share| {
+            let (term, e, k) = regularizer_terms(logits, logp, ref_logp, mask, cfg, reg);
+            entropy.set(entropy.get() + e * share);
+            kl.set(kl.get() + k * share);
+            term
+        };
+    let update = rl_update(model, opt, batch, advantages, cfg, ref_model, Some(&terms), rng);
+    let n = update.steps.max(1) as f64;
+    let update = UpdateStats { kl_ref: kl.get() / n, ..update };
+    RegularizedStats { update, entropy: entropy.get() / n }
 }
 
 // generated from book/src/10-kl-entropy.md, saved block 7

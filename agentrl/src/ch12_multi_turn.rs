@@ -327,7 +327,7 @@ pub fn call_update(
 ) -> UpdateStats {
     assert!(cfg.kl_coef == 0.0, "call_update: no reference model for a KL penalty");
     let batch = collate(kept, PAD_ID);
-    rl_update(model, opt, &batch, &batch.rewards, cfg, None, rng)
+    rl_update(model, opt, &batch, &batch.rewards, cfg, None, None, rng)
 }
 
 // generated from book/src/12-multi-turn.md, saved block 9

@@ -10,6 +10,9 @@
 //!     roll_cached:MODEL:B:OBS  lockstep rollout with the KV cache (`extend`), batched sampling
 //!     roll_uncached:MODEL:B:OBS  the same rollout re-running the whole prefix per token
 //!     extend:MODEL:B           one cached decode call, one new token per row, 50 slots cached
+//!     update:MODEL:MICRO       chapter 09's `rl_update` (1 epoch, 2 minibatches, token-mean
+//!                              clipped surrogate, grad clip, Adam) on a ragged batch of 96
+//!                              episodes, in micro-batches of MICRO rows (96 = one padded piece)
 //! MODEL is `book` (chapter 05's TinyAgent) or `default` (TinyAgentConfig::default());
 //! OBS is `short` (the gym's ~6-token observations, ~91 tokens per row) or `long` (20-36).
 
@@ -30,6 +33,45 @@ const TURNS: usize = 6;
 /// Ids of prompts, observations and timing inputs stay below the smaller vocabulary.
 const ID_RANGE: i64 = 128;
 const MODEL_SEED: u64 = 0;
+/// The update's batch: episodes, their length range, and the seed of `rl_update`'s shuffle.
+const UPDATE_ROWS: usize = 96;
+const UPDATE_SEED: u64 = 1;
+
+/// Length of update episode `r` (a formula, identical in Python): 14..=225 tokens with a long
+/// tail, like one step of chapter 09's gym (most episodes short, a few reading and editing).
+fn update_len(r: usize) -> i64 {
+    let x = ((r as f64) * 0.618_033_988_749_894_9 + 0.25).fract();
+    14 + (211.0 * x.powi(4)).round() as i64
+}
+
+/// The update's batch: ids (PAD_ID after each episode), masks, one advantage per row.
+fn update_batch() -> (arl::Batch, Tensor) {
+    let t = (0..UPDATE_ROWS).map(update_len).max().unwrap();
+    let (mut ids, mut attn, mut act) = (vec![], vec![], vec![]);
+    for r in 0..UPDATE_ROWS {
+        let len = update_len(r);
+        for p in 0..t {
+            let real = p < len;
+            ids.push(if real { ((r as i64) * 131 + p * 31 + 7) % ID_RANGE } else { arl::PAD_ID });
+            attn.push(if real { 1f32 } else { 0.0 });
+            // ids[p] was chosen by the policy on every fifth position (positions 1.., T-1 of them)
+            if p > 0 {
+                act.push(if real && p % 5 == 0 { 1f32 } else { 0.0 });
+            }
+        }
+    }
+    let (b, t) = (UPDATE_ROWS as i64, t);
+    let batch = arl::Batch {
+        ids: Tensor::from_slice(&ids).view([b, t]),
+        attention_mask: Tensor::from_slice(&attn).view([b, t]),
+        action_mask: Tensor::from_slice(&act).view([b, t - 1]),
+        sample_logp: None,
+        turn_ids: Tensor::zeros([b, t - 1], (Kind::Int64, tch::Device::Cpu)),
+        rewards: Tensor::zeros([b], (Kind::Float, tch::Device::Cpu)),
+    };
+    let adv: Vec<f32> = (0..UPDATE_ROWS).map(|r| ((r % 8) as f32 - 3.5) / 2.3).collect();
+    (batch, Tensor::from_slice(&adv))
+}
 
 fn config(model: &str) -> TinyAgentConfig {
     match model {
@@ -183,6 +225,13 @@ fn setup(dir: &str) {
             }
         }
     }
+    // the order in which rl_update's shuffle (seeded UPDATE_SEED) visits the update's rows
+    let mut order: Vec<usize> = (0..UPDATE_ROWS).collect();
+    rand::seq::SliceRandom::shuffle(&mut order[..], &mut ChaCha8Rng::seed_from_u64(UPDATE_SEED));
+    let order: Vec<String> = order.iter().map(|r| r.to_string()).collect();
+    std::fs::write(format!("{dir}/update-order.txt"), order.join(" ") + "\n").unwrap();
+    let lens: Vec<String> = (0..UPDATE_ROWS).map(|r| update_len(r).to_string()).collect();
+    std::fs::write(format!("{dir}/update-lengths.txt"), lens.join(" ") + "\n").unwrap();
     for b in [1, 8, 16, 32] {
         for obs in ["short", "long"] {
             write_schedule(&format!("{dir}/schedule-{obs}-B{b}.txt"), &schedule(b, obs));
@@ -240,6 +289,16 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
                     seen: cache.seen.clone(),
                 };
                 let _ = tch::no_grad(|| m.extend(&mut c, &new));
+            })
+        }
+        "update" => {
+            let m = model.clone();
+            let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
+            let cfg = arl::RLConfig { micro_batch: num(2) as usize, ..Default::default() };
+            let (batch, adv) = update_batch();
+            Box::new(move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
+                arl::rl_update(&m, &mut opt, &batch, &adv, &cfg, None, None, &mut rng);
             })
         }
         other => panic!("unknown op {other}"),
