@@ -1,6 +1,6 @@
 """PyTorch twin of the book's TinyAgent, and the driver of `scripts/bench-model.sh`.
 
-    bench-model.py check DIR                 logits and rollouts equal to the Rust ones?
+    bench-model.py check DIR                 logits, rollouts and one update equal to Rust's?
     bench-model.py serve DIR THREADS         answer `OP REPS` lines with seconds per call
     bench-model.py drive DIR RUST_BIN [--rounds N] [--threads 1,2] [--quick] [--patience S]
                                              [--only OP,OP]  (ops whose names contain one)
@@ -13,7 +13,10 @@ The twin is chapter 03's TinyAgent op for op: pre-norm blocks, LayerNorm (eps 1e
 linear layers without bias, GELU (exact, "none"), learned positions, fused attention
 (scaled_dot_product_attention, is_causal for the full forward, a boolean mask for the
 cached decode step), the head as a matmul with W^T; `extend` is KvCache decoding with
-ragged rows, per-row positions and a valid-slot mask, line for line. It loads the weights
+ragged rows, per-row positions and a valid-slot mask, line for line. `update` is chapter 09's
+`rl_update` at its defaults (pi_old in micro-batches, two minibatches in the order the Rust
+shuffle wrote, length-sorted micro-batches with losses scaled by their token share, global
+grad-norm clip, Adam), checked by the weights after one update. It loads the weights
 the Rust side wrote (safetensors, read here without extra packages). Op names and the
 rollout schedule are those of scripts/bench-model/src/main.rs.
 """
@@ -328,6 +331,20 @@ def check(dir_):
                     f"{same}/{total} sampled ids equal, max |logp diff| = {lp_diff:.1e}"
                 )
                 ok &= same == total
+    # one rl_update (micro-batches of 16) from the same weights: the same weights after it?
+    import copy
+
+    model = load_model(dir_, "book")
+    m = copy.deepcopy(model)
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+    ids, act, adv, lens = update_batch()
+    order = [int(x) for x in open(f"{dir_}/update-order.txt").read().split()]
+    rl_update(m, opt, ids, act, adv, lens, order, 16)
+    rust = load_safetensors(f"{dir_}/book.updated.safetensors")
+    moved = max((p - model.state_dict()[k]).abs().max().item() for k, p in m.state_dict().items())
+    diff = max((p - rust[k]).abs().max().item() for k, p in m.state_dict().items())
+    print(f"check    book: one rl_update on 96 episodes: weights moved up to {moved:.1e}, max |python - rust| = {diff:.1e}")
+    ok &= diff < 1e-5 < moved
     return ok
 
 
@@ -550,28 +567,32 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
         for op, _ in ops:
             rs, ps = results[(threads, op)]
             print(f"{op:<34} {fmt_time(rs)} {fmt_time(ps)} {ps / rs:6.2f}")
-        print()
-        print("rollouts: cached vs uncached, and the cross ratio PyTorch uncached / Rust cached")
-        print(f"{'rollout':<22} {'Rust unc/cached':>15} {'Py unc/cached':>14} {'Py uncached/Rust cached':>24}")
-        for op, _ in ops:
-            if op.startswith("roll_cached") and (threads, "roll_uncached" + op[len("roll_cached") :]) in results:
-                key = op[len("roll_cached") :]
-                rc, pc = results[(threads, op)]
-                ru, pu = results[(threads, "roll_uncached" + key)]
-                print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f}")
-        print()
-        print("rl_update on 96 ragged episodes: one padded piece (96) vs micro-batches of 16")
-        print(f"{'model':<10} {'Rust 96/16':>11} {'Py 96/16':>9} {'Py 96/Rust 16':>14} {'Py 16/Rust 16':>14}")
-        for m in ["book", "default"]:
-            if (threads, f"update:{m}:16") in results and (threads, f"update:{m}:96") in results:
-                r16, p16 = results[(threads, f"update:{m}:16")]
-                r96, p96 = results[(threads, f"update:{m}:96")]
-                print(f"{m:<10} {r96 / r16:11.2f} {p96 / p16:9.2f} {p96 / r16:14.2f} {p16 / r16:14.2f}")
-        print()
-        print("decode step (extend, one token per row, 50 slots cached): time per row")
-        for b in [b for b in [1, 8, 16, 32] if (threads, f"extend:book:{b}") in results]:
-            rs, ps = results[(threads, f"extend:book:{b}")]
-            print(f"  B = {b:>2}: Rust {fmt_time(rs / b)} per row, PyTorch {fmt_time(ps / b)} per row")
+        names = [op for op, _ in ops]
+        if any(op.startswith("roll_") for op in names):
+            print()
+            print("rollouts: cached vs uncached, and the cross ratio PyTorch uncached / Rust cached")
+            print(f"{'rollout':<22} {'Rust unc/cached':>15} {'Py unc/cached':>14} {'Py uncached/Rust cached':>24}")
+            for op in names:
+                if op.startswith("roll_cached") and (threads, "roll_uncached" + op[len("roll_cached") :]) in results:
+                    key = op[len("roll_cached") :]
+                    rc, pc = results[(threads, op)]
+                    ru, pu = results[(threads, "roll_uncached" + key)]
+                    print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f}")
+        if any(f"update:{m}:16" in names and f"update:{m}:96" in names for m in ["book", "default"]):
+            print()
+            print("rl_update on 96 ragged episodes: one padded piece (96) vs micro-batches of 16")
+            print(f"{'model':<10} {'Rust 96/16':>11} {'Py 96/16':>9} {'Py 96/Rust 16':>14} {'Py 16/Rust 16':>14}")
+            for m in ["book", "default"]:
+                if (threads, f"update:{m}:16") in results and (threads, f"update:{m}:96") in results:
+                    r16, p16 = results[(threads, f"update:{m}:16")]
+                    r96, p96 = results[(threads, f"update:{m}:96")]
+                    print(f"{m:<10} {r96 / r16:11.2f} {p96 / p16:9.2f} {p96 / r16:14.2f} {p16 / r16:14.2f}")
+        if any(op.startswith("extend:") for op in names):
+            print()
+            print("decode step (extend, one token per row, 50 slots cached): time per row")
+            for b in [b for b in [1, 8, 16, 32] if (threads, f"extend:book:{b}") in results]:
+                rs, ps = results[(threads, f"extend:book:{b}")]
+                print(f"  B = {b:>2}: Rust {fmt_time(rs / b)} per row, PyTorch {fmt_time(ps / b)} per row")
 
 
 def main():

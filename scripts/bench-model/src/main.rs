@@ -232,6 +232,14 @@ fn setup(dir: &str) {
     std::fs::write(format!("{dir}/update-order.txt"), order.join(" ") + "\n").unwrap();
     let lens: Vec<String> = (0..UPDATE_ROWS).map(|r| update_len(r).to_string()).collect();
     std::fs::write(format!("{dir}/update-lengths.txt"), lens.join(" ") + "\n").unwrap();
+    // the update check: chapter 05's model after one rl_update in micro-batches of 16
+    let model = TinyAgent::new(config("book"), MODEL_SEED);
+    let mut opt = nn::Adam::default().build(&model.vs, 1e-3).unwrap();
+    let cfg = arl::RLConfig { micro_batch: 16, ..Default::default() };
+    let (batch, adv) = update_batch();
+    let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
+    arl::rl_update(&model, &mut opt, &batch, &adv, &cfg, None, None, &mut rng);
+    model.vs.save(format!("{dir}/book.updated.safetensors")).unwrap();
     for b in [1, 8, 16, 32] {
         for obs in ["short", "long"] {
             write_schedule(&format!("{dir}/schedule-{obs}-B{b}.txt"), &schedule(b, obs));
