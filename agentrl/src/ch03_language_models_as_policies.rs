@@ -293,7 +293,7 @@ impl TinyAgent {
         vars.sort_by(|a, b| a.0.cmp(&b.0));
         let half_width = 0.02 * 3f64.sqrt(); // U(-a, a) has standard deviation a / sqrt(3)
         tch::no_grad(|| {
-            for (name, mut var) in
+            for (_, mut var) in
                 vars.into_iter().filter(|(n, _)| !n.split('.').any(|p| p.starts_with("ln")))
             {
                 let values: Vec<f32> = (0..var.numel())
@@ -348,7 +348,6 @@ impl TinyAgent {
     pub fn num_params(&self) -> i64 {
         self.vs.trainable_variables().iter().map(|v| v.numel() as i64).sum()
     }
-
 }
 
 // generated from book/src/03-language-models-as-policies.md, saved block 9

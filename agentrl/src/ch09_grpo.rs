@@ -264,8 +264,20 @@ pub fn make_rl_base(tok: &Tokenizer, seed: u64) -> TinyAgent {
 }
 
 // generated from book/src/09-grpo.md, saved block 6
-/// `cfg.group_size` consecutive episodes per task (one renamed copy per group when
-/// `cfg.anonymize`), in one lockstep batch -> len(tasks) * G trajectories.
+/// The task of every episode: each task (one renamed copy per group when `cfg.anonymize`)
+/// `cfg.group_size` times in a row -> len(tasks) * G tasks.
+pub fn group_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
+    let mut episode_tasks = Vec::with_capacity(tasks.len() * cfg.group_size);
+    for task in tasks {
+        let task = if cfg.anonymize { randomize_names(task, rng) } else { task.clone() };
+        episode_tasks.extend(std::iter::repeat(task).take(cfg.group_size));
+    }
+    episode_tasks
+}
+
+// generated from book/src/09-grpo.md, saved block 6
+/// `cfg.group_size` consecutive episodes per task (`group_tasks`), in one lockstep batch ->
+/// len(tasks) * G trajectories.
 pub fn sample_groups(
     model: &TinyAgent,
     env_factory: &dyn Fn(&RLConfig) -> Box<dyn Env>,
@@ -274,11 +286,7 @@ pub fn sample_groups(
     cfg: &RLConfig,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Trajectory> {
-    let mut episode_tasks = Vec::with_capacity(tasks.len() * cfg.group_size);
-    for task in tasks {
-        let task = if cfg.anonymize { randomize_names(task, rng) } else { task.clone() };
-        episode_tasks.extend(std::iter::repeat(task).take(cfg.group_size));
-    }
+    let episode_tasks = group_tasks(tasks, cfg, rng);
     let mut envs: Vec<Box<dyn Env>> = episode_tasks.iter().map(|_| env_factory(cfg)).collect();
     let opts = RolloutOptions { temperature: cfg.temperature, ..Default::default() };
     rollout_batch(model, &mut envs, &episode_tasks, tok, opts, rng).0
@@ -676,6 +684,18 @@ pub fn rl_update(
 use tch::nn::OptimizerConfig;
 
 // generated from book/src/09-grpo.md, saved block 16
+/// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
+pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
+    (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
+}
+
+// generated from book/src/09-grpo.md, saved block 16
+/// A group carries a learning signal when its rewards are not all equal.
+pub fn has_signal(group: &[Trajectory]) -> bool {
+    group.iter().any(|t| t.reward != group[0].reward)
+}
+
+// generated from book/src/09-grpo.md, saved block 16
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -687,12 +707,9 @@ pub fn sample_step(
     cfg: &RLConfig,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>) {
-    let picked: Vec<Task> =
-        (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
-    let all = sample_groups(model, env_factory, &picked, tok, cfg, rng);
-    let signal = |group: &[Trajectory]| group.iter().any(|t| t.reward != group[0].reward);
+    let all = sample_groups(model, env_factory, &draw_tasks(tasks, cfg, rng), tok, cfg, rng);
     let kept = (all.chunks(cfg.group_size))
-        .filter(|group| cfg.keep_zero_signal || signal(group))
+        .filter(|group| cfg.keep_zero_signal || has_signal(group))
         .flatten()
         .cloned()
         .collect();

@@ -232,11 +232,7 @@ pub fn sample_context_groups(
     keep_obs: Option<usize>,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<(usize, Trajectory)>) {
-    let mut episode_tasks = Vec::with_capacity(tasks.len() * cfg.group_size);
-    for task in tasks {
-        let task = if cfg.anonymize { randomize_names(task, rng) } else { task.clone() };
-        episode_tasks.extend(std::iter::repeat(task).take(cfg.group_size));
-    }
+    let episode_tasks = group_tasks(tasks, cfg, rng);
     let mut envs: Vec<Box<dyn Env>> = episode_tasks.iter().map(|_| env_factory(cfg)).collect();
     let rollout = RolloutOptions { temperature: cfg.temperature, ..Default::default() };
     let opts = ContextOptions { rollout, keep_obs };
@@ -289,17 +285,13 @@ pub fn context_sample_step(
     level: SampleLevel,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>) {
-    let picked: Vec<Task> =
-        (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
+    let picked = draw_tasks(tasks, cfg, rng);
     let (episodes, calls) =
         sample_context_groups(model, env_factory, &picked, tok, cfg, keep_obs, rng);
     let advantages =
         Vec::<f32>::try_from(compute_advantages(&collate(&episodes, PAD_ID), cfg)).unwrap();
     let g = cfg.group_size;
-    let kept = |i: usize| {
-        let group = &episodes[i / g * g..(i / g + 1) * g];
-        cfg.keep_zero_signal || group.iter().any(|t| t.reward != group[0].reward)
-    };
+    let kept = |i: usize| cfg.keep_zero_signal || has_signal(&episodes[i / g * g..(i / g + 1) * g]);
     let samples = match level {
         SampleLevel::Episode => {
             (0..episodes.len()).filter(|&i| kept(i)).map(|i| episodes[i].clone()).collect()

@@ -36,6 +36,16 @@ pub fn code_hash(lab: &str) -> String {
     tangle::labs::code_hash(&root(), lab).unwrap_or_else(|e| panic!("hashing the code of lab {lab}: {e}"))
 }
 
+/// Every field of an evaluation's behavior statistics as a JSON object (the form the labs'
+/// results files use for them).
+pub fn behavior_json(s: &agentrl::BehaviorStats) -> serde_json::Value {
+    serde_json::json!({
+        "episodes": s.episodes, "pass_rate": s.pass_rate, "reward": s.reward, "reads": s.reads,
+        "tests": s.tests, "edits": s.edits, "first_edit_right": s.first_edit_right,
+        "turns": s.turns, "length": s.length,
+    })
+}
+
 /// The results file of lab `lab`: `labs/results/NAME.json`.
 pub fn results_path(lab: &str) -> PathBuf {
     root().join(tangle::labs::RESULTS_DIR).join(format!("{lab}.json"))

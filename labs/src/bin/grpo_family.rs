@@ -20,14 +20,6 @@ const STEPS: usize = 40;
 /// Dynamic sampling draws at most this many rounds of `tasks_per_step` groups per step.
 const MAX_ROUNDS: usize = 4;
 
-fn stats(s: &arl::BehaviorStats) -> serde_json::Value {
-    json!({
-        "episodes": s.episodes, "pass_rate": s.pass_rate, "reads": s.reads,
-        "first_edit_right": s.first_edit_right, "edits": s.edits, "turns": s.turns,
-        "length": s.length,
-    })
-}
-
 /// The variants: name, config, and whether the step resamples until every group has signal.
 fn variants(base: &arl::RLConfig) -> Vec<(&'static str, arl::RLConfig, bool)> {
     use arl::{AdvantageKind, LossMode, RatioLevel};
@@ -102,8 +94,8 @@ fn main() -> std::io::Result<()> {
             );
             by_variant.push(json!({
                 "variant": name,
-                "train": stats(&after_train),
-                "heldout": stats(&after_heldout),
+                "train": labs::behavior_json(&after_train),
+                "heldout": labs::behavior_json(&after_heldout),
                 "sampled_pass": history.iter().map(|r| r.sampled.pass_rate).collect::<Vec<_>>(),
                 "sampled_episodes": history.iter().map(|r| r.sampled.episodes).collect::<Vec<_>>(),
                 "kept": history.iter().map(|r| r.kept).collect::<Vec<_>>(),
@@ -112,7 +104,7 @@ fn main() -> std::io::Result<()> {
         }
         runs.push(json!({
             "seed": seed,
-            "base": { "train": stats(&base_train), "heldout": stats(&base_heldout) },
+            "base": { "train": labs::behavior_json(&base_train), "heldout": labs::behavior_json(&base_heldout) },
             "variants": by_variant,
         }));
     }

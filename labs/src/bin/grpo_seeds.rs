@@ -16,13 +16,6 @@ const LAB: &str = "grpo_seeds";
 const CLONE_STEPS: usize = 400;
 const STEPS: usize = 40;
 
-fn stats(s: &arl::BehaviorStats) -> serde_json::Value {
-    json!({
-        "episodes": s.episodes, "pass_rate": s.pass_rate, "reads": s.reads,
-        "first_edit_right": s.first_edit_right, "edits": s.edits, "turns": s.turns,
-    })
-}
-
 fn main() -> std::io::Result<()> {
     tch::set_num_threads(1);
     let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(3);
@@ -53,8 +46,8 @@ fn main() -> std::io::Result<()> {
         );
         runs.push(json!({
             "seed": seed,
-            "base": { "train": stats(&base_train), "heldout": stats(&base_heldout) },
-            "grpo": { "train": stats(&after_train), "heldout": stats(&after_heldout) },
+            "base": { "train": labs::behavior_json(&base_train), "heldout": labs::behavior_json(&base_heldout) },
+            "grpo": { "train": labs::behavior_json(&after_train), "heldout": labs::behavior_json(&after_heldout) },
         }));
     }
     let results = json!({ "clone_steps": CLONE_STEPS, "steps": STEPS, "runs": runs });

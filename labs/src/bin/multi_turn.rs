@@ -25,14 +25,6 @@ use serde_json::json;
 const LAB: &str = "multi_turn";
 const STEPS: usize = 16;
 
-fn stats(s: &arl::BehaviorStats) -> serde_json::Value {
-    json!({
-        "episodes": s.episodes, "pass_rate": s.pass_rate, "reward": s.reward, "reads": s.reads,
-        "first_edit_right": s.first_edit_right, "edits": s.edits, "turns": s.turns,
-        "length": s.length,
-    })
-}
-
 fn main() -> std::io::Result<()> {
     tch::set_num_threads(1);
     let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(2);
@@ -52,17 +44,17 @@ fn main() -> std::io::Result<()> {
         let eval = |tasks: &[arl::Task], n, seed| arl::evaluate(m, tasks, &tok, opts(n, seed), &cfg, &arl::make_mixed_env);
         let ctx = |k: usize| {
             let s = arl::evaluate_context(m, &train, &tok, Some(k), opts(4, 11), &cfg, &arl::make_env);
-            (format!("{k}"), stats(&s))
+            (format!("{k}"), labs::behavior_json(&s))
         };
         let keep: serde_json::Map<String, serde_json::Value> = [0, 1, 2].into_iter().map(ctx).collect();
         let mut out = json!({
-            "train": stats(&eval(&train, 8, 11)),
-            "heldout": stats(&eval(&heldout, 16, 12)),
+            "train": labs::behavior_json(&eval(&train, 8, 11)),
+            "heldout": labs::behavior_json(&eval(&heldout, 16, 12)),
             "train_keep_obs": keep,
         });
         if with_single {
-            out["single_train"] = stats(&eval(&single, 8, 11));
-            out["single_heldout"] = stats(&eval(&single_heldout, 16, 12));
+            out["single_train"] = labs::behavior_json(&eval(&single, 8, 11));
+            out["single_heldout"] = labs::behavior_json(&eval(&single_heldout, 16, 12));
         }
         out
     };
