@@ -359,7 +359,7 @@ fn reference_row(item: &Item) -> (Option<String>, String) {
         Item::Macro(m) => (&m.attrs, m.ident.as_ref().map(|i| format!("macro {i}!"))),
         _ => return (None, String::new()),
     };
-    (signature, first_doc_line(attrs))
+    (signature, doc_summary(attrs))
 }
 
 fn flat_tokens(t: &impl ToTokens) -> String {
@@ -367,6 +367,40 @@ fn flat_tokens(t: &impl ToTokens) -> String {
     let item: Item = syn::parse_quote!(type X = #ty;);
     let text = prettyplease::unparse(&syn::File { shebang: None, attrs: vec![], items: vec![item] });
     text.trim().trim_start_matches("type X = ").trim_end_matches(';').to_string()
+}
+
+/// The item's summary in the library reference: the first sentence of its doc comment,
+/// which may run over several lines (a sentence ends at a period followed by a capital letter,
+/// a blank doc line, or the end of the comment).
+fn doc_summary(attrs: &[syn::Attribute]) -> String {
+    let mut words: Vec<String> = vec![];
+    for attr in attrs {
+        let syn::Meta::NameValue(nv) = &attr.meta else { continue };
+        let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value else { continue };
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        let line = s.value();
+        if line.trim().is_empty() {
+            if words.is_empty() {
+                continue;
+            }
+            break;
+        }
+        words.extend(line.split_whitespace().map(str::to_string));
+    }
+    let mut summary = String::new();
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            summary.push(' ');
+        }
+        summary.push_str(word);
+        let next_is_capital = words.get(i + 1).and_then(|w| w.chars().next()).is_some_and(char::is_uppercase);
+        if word.ends_with('.') && next_is_capital {
+            break;
+        }
+    }
+    summary
 }
 
 fn first_doc_line(attrs: &[syn::Attribute]) -> String {
@@ -674,6 +708,14 @@ mod tests {
         assert!(items[1].text.contains("/// Add one."));
         assert_eq!(items[1].signature.as_deref(), Some("add_one(x: i64) -> i64"));
         assert_eq!(items[1].summary, "Add one.");
+    }
+
+    #[test]
+    fn the_summary_is_the_first_sentence_even_over_several_lines() {
+        let ch = chapter("```rust\n//@save\n/// Scale x by the mean of\n/// the batch (e.g. 2.5 for [2, 3]). Then more.\npub fn a(x: f64) -> f64 {\n    x\n}\n\n/// One line, no period\n///\n/// A second paragraph.\npub fn b() {}\n```\n");
+        let items = saved_items(&ch, &ch.blocks[0]).unwrap();
+        assert_eq!(items[0].summary, "Scale x by the mean of the batch (e.g. 2.5 for [2, 3]).");
+        assert_eq!(items[1].summary, "One line, no period");
     }
 
     #[test]
