@@ -341,8 +341,9 @@ def check(dir_):
     order = [int(x) for x in open(f"{dir_}/update-order.txt").read().split()]
     rl_update(m, opt, ids, act, adv, lens, order, 16)
     rust = load_safetensors(f"{dir_}/book.updated.safetensors")
-    moved = max((p - model.state_dict()[k]).abs().max().item() for k, p in m.state_dict().items())
-    diff = max((p - rust[k]).abs().max().item() for k, p in m.state_dict().items())
+    before, after = model.state_dict(), m.state_dict()
+    moved = max((p - before[k]).abs().max().item() for k, p in after.items())
+    diff = max((p - rust[k]).abs().max().item() for k, p in after.items())
     print(f"check    book: one rl_update on 96 episodes: weights moved up to {moved:.1e}, max |python - rust| = {diff:.1e}")
     ok &= diff < 1e-5 < moved
     return ok
