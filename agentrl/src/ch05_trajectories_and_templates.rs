@@ -367,16 +367,22 @@ pub fn unseen(episode: &Episode, call: &[i64], seen: usize) -> Vec<i64> {
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 10
-/// One model call on each row's new tokens -> next-token logits [B, V], counted in `stats`.
+/// One model call on each row's new tokens, then one token per row drawn with that row's
+/// uniform u[r] -> (ids, sampler log-probs), one per row; the call is counted in `stats`.
 pub fn decode_step(
     model: &TinyAgent,
     cache: &mut KvCache,
     new: &[Vec<i64>],
+    u: &[f64],
+    sampling: SamplingOptions,
     stats: &mut RolloutStats,
-) -> Tensor {
+) -> (Vec<i64>, Vec<f32>) {
     stats.forwards += 1;
     stats.positions += (new.len() * new.iter().map(Vec::len).max().unwrap_or(0)) as u64;
-    tch::no_grad(|| model.extend(cache, new))
+    stats.sampled += new.len() as u64;
+    let logits = tch::no_grad(|| model.extend(cache, new)); // [B, V]
+    let (ids, logps) = sample_with_uniforms(&logits, sampling, u); // [B], [B]
+    (Vec::<i64>::try_from(&ids).unwrap(), Vec::<f32>::try_from(&logps).unwrap())
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 10
@@ -384,6 +390,9 @@ pub fn decode_step(
 pub fn call_ends(id: i64, call_len: usize, opts: RolloutOptions) -> bool {
     id == END_CALL_ID || call_len >= opts.max_call_tokens
 }
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
+use rand::Rng;
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 11
 use rand_chacha::ChaCha8Rng;
@@ -408,11 +417,9 @@ pub fn rollout(
     loop {
         let new = unseen(&episode, &call, seen);
         seen += new.len();
-        let logits = decode_step(model, &mut cache, &[new], &mut stats); // [1, V]
-        let (id, lp) = sample_next(&logits, sampling, rng);
-        call.push(id.int64_value(&[0]));
-        logp.push(lp.double_value(&[0]) as f32);
-        stats.sampled += 1;
+        let (id, lp) = decode_step(model, &mut cache, &[new], &[rng.gen()], sampling, &mut stats);
+        call.push(id[0]);
+        logp.push(lp[0]);
         if call_ends(call[call.len() - 1], call.len(), opts) {
             let (call, logp) = (std::mem::take(&mut call), std::mem::take(&mut logp));
             if step_episode(&mut episode, env, tok, &call, Some(&logp), opts).is_none() {
@@ -423,7 +430,7 @@ pub fn rollout(
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 12
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
@@ -455,12 +462,8 @@ pub fn rollout_batch<E: Env>(
         let new: Vec<Vec<i64>> =
             rows.iter().map(|&i| unseen(&episodes[i], &calls[i].0, seen[i])).collect();
         rows.iter().zip(&new).for_each(|(&i, n)| seen[i] += n.len());
-        let logits = decode_step(model, &mut cache, &new, &mut stats); // [rows, V]
         let u: Vec<f64> = rows.iter().map(|&i| rngs[i].gen()).collect(); // each row's own stream
-        let (ids, logps) = sample_with_uniforms(&logits, sampling, &u); // [rows], [rows]
-        let (ids, logps) =
-            (Vec::<i64>::try_from(&ids).unwrap(), Vec::<f32>::try_from(&logps).unwrap());
-        stats.sampled += rows.len() as u64;
+        let (ids, logps) = decode_step(model, &mut cache, &new, &u, sampling, &mut stats);
         let mut running = vec![];
         for (r, &i) in rows.iter().enumerate() {
             calls[i].0.push(ids[r]);

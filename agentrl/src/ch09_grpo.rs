@@ -367,6 +367,16 @@ impl Default for EvalOptions {
 }
 
 // generated from book/src/09-grpo.md, saved block 8
+impl EvalOptions {
+    /// `cfg` with this evaluation's group size and temperature, and a generator at its seed.
+    pub fn prepare(&self, cfg: &RLConfig) -> (RLConfig, ChaCha8Rng) {
+        let cfg =
+            RLConfig { group_size: self.n_samples, temperature: self.temperature, ..cfg.clone() };
+        (cfg, ChaCha8Rng::seed_from_u64(self.seed))
+    }
+}
+
+// generated from book/src/09-grpo.md, saved block 8
 /// `opts.n_samples` episodes per task in `cfg`'s environment -> behavior statistics.
 pub fn evaluate(
     model: &TinyAgent,
@@ -376,8 +386,7 @@ pub fn evaluate(
     cfg: &RLConfig,
     env_factory: &dyn Fn(&RLConfig) -> Box<dyn Env>,
 ) -> BehaviorStats {
-    let cfg = RLConfig { group_size: opts.n_samples, temperature: opts.temperature, ..cfg.clone() };
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let (cfg, mut rng) = opts.prepare(cfg);
     behavior_stats(&sample_groups(model, env_factory, tasks, tok, &cfg, &mut rng))
 }
 
@@ -557,15 +566,19 @@ pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
 }
 
 // generated from book/src/09-grpo.md, saved block 13
-/// Log-probs of ids[:, 1:] for every row, without gradients, in micro-batches of `size`
-/// rows -> [B, T-1], 0 past each row's end.
-pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize) -> Tensor {
+/// Log-probs of ids[:, 1:] for every row at `temperature` (1: the model's own), without
+/// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
+pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
+    let opts = SamplingOptions { temperature, ..Default::default() };
     let out = batch.action_mask.zeros_like(); // [B, T-1]
     let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
     for rows in micro_batches(batch, &all, size) {
         let ids = batch_rows(batch, &rows).ids; // [b, t]
-        let logp = tch::no_grad(|| sequence_log_probs(model, &ids)); // [b, t-1]
-        let _ = out.narrow(1, 0, logp.size()[1]).index_copy_(0, &row_index(&rows), &logp);
+        let t1 = ids.size()[1] - 1;
+        let logits = tch::no_grad(|| model.forward(&ids.narrow(1, 0, t1))); // [b, t-1, V]
+        let targets = ids.narrow(1, 1, t1).unsqueeze(-1); // [b, t-1, 1]
+        let logp = sampling_log_probs(&logits, opts).gather(-1, &targets, false).squeeze_dim(-1);
+        let _ = out.narrow(1, 0, t1).index_copy_(0, &row_index(&rows), &logp);
     }
     out
 }
@@ -586,13 +599,40 @@ pub struct UpdateInputs<'a> {
 pub type LossTerms<'a> = &'a dyn Fn(&Tensor, &Tensor, Option<&Tensor>, &Tensor, f64) -> Tensor;
 
 // generated from book/src/09-grpo.md, saved block 14
-/// Forward and backward on the micro-batch `rows` of a minibatch with action mask `whole`,
-/// every loss term scaled by its share of the minibatch -> statistics, weighted the same way.
+/// `loss_normalizer` of an action mask [b, T-1] for each of `cfg`'s loss terms: the policy
+/// loss (GSPO's is a sequence mean), the KL and extra terms, and the policy tokens.
+#[derive(Clone, Copy, Debug)]
+pub struct LossNorms {
+    pub policy: f64,
+    pub terms: f64,
+    pub tokens: f64,
+}
+
+// generated from book/src/09-grpo.md, saved block 14
+impl LossNorms {
+    /// The normalizers of `mask` under `cfg`.
+    pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {
+        let policy_mode = match cfg.ratio {
+            RatioLevel::Token => cfg.loss_mode,
+            RatioLevel::Sequence => LossMode::SequenceMean,
+        };
+        Self {
+            policy: loss_normalizer(mask, policy_mode),
+            terms: loss_normalizer(mask, cfg.loss_mode),
+            tokens: loss_normalizer(mask, LossMode::TokenMean),
+        }
+    }
+}
+
+// generated from book/src/09-grpo.md, saved block 15
+/// Forward and backward on the micro-batch `rows` of a minibatch whose normalizers are
+/// `whole`, every loss term scaled by its share of the minibatch -> statistics, weighted
+/// the same way.
 pub fn micro_backward(
     model: &TinyAgent,
     inputs: &UpdateInputs,
     rows: &[usize],
-    whole: &Tensor,
+    whole: LossNorms,
     cfg: &RLConfig,
     extra: Option<LossTerms>,
 ) -> UpdateStats {
@@ -602,13 +642,9 @@ pub fn micro_backward(
     let logits = model.forward(&mb.ids.narrow(1, 0, t1)); // [b, T-1, V]
     let logp = selected_log_probs(&logits, &mb.ids.narrow(1, 1, t1)); // [b, T-1]
     let adv = inputs.advantages.index_select(0, &index); // [b]
-    let share = |mode| loss_normalizer(mask, mode) / loss_normalizer(whole, mode);
-    let policy_mode = match cfg.ratio {
-        RatioLevel::Token => cfg.loss_mode,
-        RatioLevel::Sequence => LossMode::SequenceMean,
-    };
+    let part = LossNorms::of(mask, cfg);
     let (loss, stats) = policy_loss(&logp, &pick(&inputs.old_logp), &adv, mask, cfg);
-    let (mut loss, terms_share) = (loss * share(policy_mode), share(cfg.loss_mode));
+    let (mut loss, terms_share) = (loss * (part.policy / whole.policy), part.terms / whole.terms);
     let ref_logp = inputs.ref_logp.as_ref().map(pick);
     let mut kl_ref = 0.0;
     if let (Some(ref_logp), true) = (&ref_logp, cfg.kl_coef > 0.0) {
@@ -620,7 +656,7 @@ pub fn micro_backward(
         loss = loss + extra(&logits, &logp, ref_logp.as_ref(), mask, terms_share) * terms_share;
     }
     loss.backward();
-    let tokens = share(LossMode::TokenMean);
+    let tokens = part.tokens / whole.tokens;
     UpdateStats {
         loss: loss.double_value(&[]),
         clip_fraction: stats.clip_fraction * tokens,
@@ -631,7 +667,7 @@ pub fn micro_backward(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 16
 /// `cfg.epochs` passes of `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 pub fn rl_update(
@@ -644,8 +680,9 @@ pub fn rl_update(
     extra: Option<LossTerms>,
     rng: &mut ChaCha8Rng,
 ) -> UpdateStats {
-    let old_logp = batch_log_probs(model, batch, cfg.micro_batch); // [B, T-1], pi_old
-    let ref_logp = ref_model.map(|r| batch_log_probs(r, batch, cfg.micro_batch));
+    // pi_old and pi_ref as the ratio and the KL penalty score them: the models themselves
+    let old_logp = batch_log_probs(model, batch, cfg.micro_batch, 1.0); // [B, T-1]
+    let ref_logp = ref_model.map(|r| batch_log_probs(r, batch, cfg.micro_batch, 1.0));
     let inputs = UpdateInputs { batch, advantages, old_logp, ref_logp };
     let b = batch.ids.size()[0] as usize;
     let mut total = UpdateStats::default();
@@ -653,10 +690,11 @@ pub fn rl_update(
         let mut order: Vec<usize> = (0..b).collect();
         order.shuffle(rng);
         for rows in order.chunks(b.div_ceil(cfg.minibatches.max(1))) {
-            let whole = batch_rows(batch, rows).action_mask; // [b, T-1]
+            // the minibatch's normalizers, once; ConstantNorm's T is the minibatch's padded length
+            let whole = LossNorms::of(&batch_rows(batch, rows).action_mask, cfg);
             opt.zero_grad();
             for micro in micro_batches(batch, rows, cfg.micro_batch) {
-                let s = micro_backward(model, &inputs, &micro, &whole, cfg, extra);
+                let s = micro_backward(model, &inputs, &micro, whole, cfg, extra);
                 total.loss += s.loss;
                 total.clip_fraction += s.clip_fraction;
                 total.approx_kl += s.approx_kl;
@@ -680,22 +718,22 @@ pub fn rl_update(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 use tch::nn::OptimizerConfig;
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
 pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
     (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 /// A group carries a learning signal when its rewards are not all equal.
 pub fn has_signal(group: &[Trajectory]) -> bool {
     group.iter().any(|t| t.reward != group[0].reward)
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -716,7 +754,7 @@ pub fn sample_step(
     (kept, all)
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 /// One step of `train_rl`: what was sampled, how many episodes were kept, the update, and
 /// (every `eval_every` steps) an evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -728,7 +766,7 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -737,7 +775,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>);
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -747,7 +785,7 @@ pub type UpdateHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> UpdateStats;
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
@@ -763,7 +801,7 @@ pub struct TrainOptions<'a> {
     pub update: Option<UpdateHook<'a>>,
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
 impl Default for TrainOptions<'_> {
     fn default() -> Self {
@@ -778,7 +816,7 @@ impl Default for TrainOptions<'_> {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
@@ -793,7 +831,7 @@ pub fn grpo_update(
     rl_update(model, opt, &batch, &advantages, cfg, ref_model, None, rng)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,

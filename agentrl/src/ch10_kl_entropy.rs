@@ -18,18 +18,7 @@ pub fn entropy_bonus(logits: &Tensor, mask: &Tensor) -> Tensor {
 /// reference at the sampling temperature, run in `micro_batches` of 16 -> [B] (no gradient).
 pub fn sequence_kl(batch: &Batch, ref_model: &TinyAgent, temperature: f64) -> Tensor {
     let sample_logp = batch.sample_logp.as_ref().expect("sequence_kl: needs sampled episodes");
-    let opts = SamplingOptions { temperature, ..Default::default() };
-    let ref_logp = batch.action_mask.zeros_like(); // [B, T-1]
-    let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
-    for rows in micro_batches(batch, &all, 16) {
-        let ids = batch_rows(batch, &rows).ids; // [b, t]
-        let t = ids.size()[1];
-        let logits = tch::no_grad(|| ref_model.forward(&ids.narrow(1, 0, t - 1))); // [b, t-1, V]
-        let targets = ids.narrow(1, 1, t - 1).unsqueeze(-1); // [b, t-1, 1]
-        let logp = sampling_log_probs(&logits, opts).gather(-1, &targets, false);
-        let logp = logp.squeeze_dim(-1).to_kind(Kind::Float); // [b, t-1]
-        let _ = ref_logp.narrow(1, 0, t - 1).index_copy_(0, &row_index(&rows), &logp);
-    }
+    let ref_logp = batch_log_probs(ref_model, batch, 16, temperature); // [B, T-1]
     let k1 = sample_logp - ref_logp; // [B, T-1]
     let keep = batch.action_mask.gt(0.0);
     k1.where_self(&keep, &k1.zeros_like()).sum_dim_intlist(1, false, Kind::Float)

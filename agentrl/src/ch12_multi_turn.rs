@@ -141,12 +141,8 @@ pub fn sample_calls(
     let mut rows: Vec<usize> = (0..views.len()).collect(); // views whose call is still open
     let mut new: Vec<Vec<i64>> = views.to_vec(); // first the whole view: a prefill
     while !rows.is_empty() {
-        let logits = decode_step(model, &mut cache, &new, stats); // [rows, V]
         let u: Vec<f64> = rows.iter().map(|&r| rngs[r].gen()).collect();
-        let (ids, logps) = sample_with_uniforms(&logits, sampling, &u); // [rows], [rows]
-        let (ids, logps) =
-            (Vec::<i64>::try_from(&ids).unwrap(), Vec::<f32>::try_from(&logps).unwrap());
-        stats.sampled += rows.len() as u64;
+        let (ids, logps) = decode_step(model, &mut cache, &new, &u, sampling, stats);
         let mut open = vec![];
         for (j, &r) in rows.iter().enumerate() {
             calls[r].0.push(ids[j]);
@@ -253,8 +249,7 @@ pub fn evaluate_context(
     cfg: &RLConfig,
     env_factory: &dyn Fn(&RLConfig) -> Box<dyn Env>,
 ) -> BehaviorStats {
-    let cfg = RLConfig { group_size: opts.n_samples, temperature: opts.temperature, ..cfg.clone() };
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let (cfg, mut rng) = opts.prepare(cfg);
     behavior_stats(
         &sample_context_groups(model, env_factory, tasks, tok, &cfg, keep_obs, &mut rng).0,
     )

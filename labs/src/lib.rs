@@ -46,6 +46,54 @@ pub fn behavior_json(s: &agentrl::BehaviorStats) -> serde_json::Value {
     })
 }
 
+/// What the training labs start from: the number of seeds to run, the book's tokenizer, and
+/// its train and held-out tasks.
+pub struct Lab {
+    pub seeds: u64,
+    pub tok: agentrl::Tokenizer,
+    pub train: Vec<agentrl::Task>,
+    pub heldout: Vec<agentrl::Task>,
+}
+
+impl Lab {
+    /// One thread (a lab's numbers must not depend on the machine's cores), the seeds from the
+    /// first argument (else `default_seeds`), the tokenizer and tasks at seed 0.
+    pub fn start(default_seeds: u64) -> Self {
+        tch::set_num_threads(1);
+        let seeds = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number"));
+        Lab {
+            seeds: seeds.unwrap_or(default_seeds),
+            tok: agentrl::build_tokenizer(&agentrl::make_tasks(agentrl::Split::All, 0)),
+            train: agentrl::make_tasks(agentrl::Split::Train, 0),
+            heldout: agentrl::make_tasks(agentrl::Split::Heldout, 0),
+        }
+    }
+
+    /// `n` episodes per task of `tasks` from `seed`, in `env` as `cfg` configures it.
+    pub fn evaluate(
+        &self,
+        model: &agentrl::TinyAgent,
+        tasks: &[agentrl::Task],
+        (n, seed): (usize, u64),
+        cfg: &agentrl::RLConfig,
+        env: &dyn Fn(&agentrl::RLConfig) -> Box<dyn agentrl::Env>,
+    ) -> agentrl::BehaviorStats {
+        let opts = agentrl::EvalOptions { n_samples: n, seed, ..Default::default() };
+        agentrl::evaluate(model, tasks, &self.tok, opts, cfg, env)
+    }
+
+    /// The chapters' evaluation: 8 episodes per train task (seed 11) and 16 per held-out task
+    /// (seed 12), default RLConfig, plain environment -> (train, held-out).
+    pub fn chapter_eval(&self, model: &agentrl::TinyAgent) -> (agentrl::BehaviorStats, agentrl::BehaviorStats) {
+        let (cfg, env) = (agentrl::RLConfig::default(), &agentrl::make_env);
+        (self.evaluate(model, &self.train, TRAIN_DRAWS, &cfg, env), self.evaluate(model, &self.heldout, HELDOUT_DRAWS, &cfg, env))
+    }
+}
+
+/// The chapters' evaluation draws: (episodes per task, seed) on the train and held-out tasks.
+pub const TRAIN_DRAWS: (usize, u64) = (8, 11);
+pub const HELDOUT_DRAWS: (usize, u64) = (16, 12);
+
 /// The results file of lab `lab`: `labs/results/NAME.json`.
 pub fn results_path(lab: &str) -> PathBuf {
     root().join(tangle::labs::RESULTS_DIR).join(format!("{lab}.json"))

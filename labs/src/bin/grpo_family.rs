@@ -48,21 +48,15 @@ fn variants(base: &arl::RLConfig) -> Vec<(&'static str, arl::RLConfig, bool)> {
 }
 
 fn main() -> std::io::Result<()> {
-    tch::set_num_threads(1);
-    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(3);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let lab = labs::Lab::start(3);
+    let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let cfg = arl::RLConfig::default();
-    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
-        let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
-        arl::evaluate(m, tasks, &tok, opts, &cfg, &arl::make_env)
-    };
     // DAPO's dynamic sampling: draw rounds of groups until tasks_per_step of them have signal
     let dynamic = |model: &arl::TinyAgent, tasks: &[arl::Task], cfg: &arl::RLConfig, rng: &mut ChaCha8Rng| {
         let (mut kept, mut all) = (Vec::new(), Vec::new());
         let want = cfg.tasks_per_step * cfg.group_size;
         for _ in 0..MAX_ROUNDS {
-            let (k, a) = arl::sample_step(model, &arl::make_env, tasks, &tok, cfg, rng);
+            let (k, a) = arl::sample_step(model, &arl::make_env, tasks, tok, cfg, rng);
             kept.extend(k);
             all.extend(a);
             if kept.len() >= want {
@@ -74,8 +68,8 @@ fn main() -> std::io::Result<()> {
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(&tok, seed);
-        let (base_train, base_heldout) = (eval(&base, &train, 8, 11), eval(&base, &heldout, 16, 12));
+        let base = arl::make_rl_base(tok, seed);
+        let (base_train, base_heldout) = lab.chapter_eval(&base);
         println!("seed {seed}: base held-out {:.3} train {:.3}", base_heldout.pass_rate, base_train.pass_rate);
         let mut by_variant = Vec::new();
         for (name, vcfg, resample) in variants(&arl::RLConfig { seed, ..cfg.clone() }) {
@@ -84,8 +78,8 @@ fn main() -> std::io::Result<()> {
                 sample: if resample { Some(&dynamic) } else { None },
                 ..Default::default()
             };
-            let history = arl::train_rl(&model, &train, &tok, &vcfg, STEPS, opts);
-            let (after_train, after_heldout) = (eval(&model, &train, 8, 11), eval(&model, &heldout, 16, 12));
+            let history = arl::train_rl(&model, train, tok, &vcfg, STEPS, opts);
+            let (after_train, after_heldout) = lab.chapter_eval(&model);
             println!(
                 "  {name:<22} held-out {:.3} train {:.3} (sampled {} episodes)",
                 after_heldout.pass_rate,

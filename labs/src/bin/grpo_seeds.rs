@@ -17,29 +17,23 @@ const CLONE_STEPS: usize = 400;
 const STEPS: usize = 40;
 
 fn main() -> std::io::Result<()> {
-    tch::set_num_threads(1);
-    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(3);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let lab = labs::Lab::start(3);
+    let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let cfg = arl::RLConfig::default();
-    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
-        let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
-        arl::evaluate(m, tasks, &tok, opts, &cfg, &arl::make_env)
-    };
     let mut runs = Vec::new();
     for seed in 0..seeds {
         // make_rl_base's recipe, cloned for CLONE_STEPS steps
         let opts = arl::BaseAgentOptions { seed, steps: CLONE_STEPS, ..Default::default() };
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let tasks: Vec<arl::Task> = train.iter().map(|t| arl::randomize_names(t, &mut rng)).collect();
-        let mut demos = arl::scripted_demos(&tasks, &tok, &opts.kinds, opts.episodes_per_task, seed);
-        demos.extend(arl::scripted_demos(&tasks, &tok, &[arl::PolicyKind::Oracle], 2, seed));
-        let base = arl::behavior_clone(&tok, &demos, &opts);
-        let (base_train, base_heldout) = (eval(&base, &train, 8, 11), eval(&base, &heldout, 16, 12));
+        let mut demos = arl::scripted_demos(&tasks, tok, &opts.kinds, opts.episodes_per_task, seed);
+        demos.extend(arl::scripted_demos(&tasks, tok, &[arl::PolicyKind::Oracle], 2, seed));
+        let base = arl::behavior_clone(tok, &demos, &opts);
+        let (base_train, base_heldout) = lab.chapter_eval(&base);
         let model = base.clone();
         let run_cfg = arl::RLConfig { seed, ..cfg.clone() };
-        arl::train_rl(&model, &train, &tok, &run_cfg, STEPS, arl::TrainOptions::default());
-        let (after_train, after_heldout) = (eval(&model, &train, 8, 11), eval(&model, &heldout, 16, 12));
+        arl::train_rl(&model, train, tok, &run_cfg, STEPS, arl::TrainOptions::default());
+        let (after_train, after_heldout) = lab.chapter_eval(&model);
         println!(
             "seed {seed}: held-out {:.3} -> {:.3}, train {:.3} -> {:.3}",
             base_heldout.pass_rate, after_heldout.pass_rate, base_train.pass_rate, after_train.pass_rate

@@ -26,12 +26,10 @@ const LAB: &str = "multi_turn";
 const STEPS: usize = 16;
 
 fn main() -> std::io::Result<()> {
-    tch::set_num_threads(1);
-    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(2);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let lab = labs::Lab::start(2);
+    let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let single: Vec<arl::Task> = train.iter().map(arl::single_turn).collect();
-    let single_heldout: Vec<arl::Task> = heldout.iter().map(arl::single_turn).collect();
+    let single_heldout: Vec<arl::Task> = lab.heldout.iter().map(arl::single_turn).collect();
     let mixed: Vec<arl::Task> = train.iter().cloned().chain(single.iter().cloned()).collect();
     let cfg = arl::RLConfig::default();
     let penalized = |p: f64| -> arl::RewardFn {
@@ -40,54 +38,54 @@ fn main() -> std::io::Result<()> {
     // every evaluation uses the default (unpenalized) reward and the mixed environment, which
     // is the plain one-edit environment on multi-turn tasks
     let report = |m: &arl::TinyAgent, with_single: bool| {
-        let opts = |n: usize, seed: u64| arl::EvalOptions { n_samples: n, seed, ..Default::default() };
-        let eval = |tasks: &[arl::Task], n, seed| arl::evaluate(m, tasks, &tok, opts(n, seed), &cfg, &arl::make_mixed_env);
+        let eval = |tasks: &[arl::Task], draws| labs::behavior_json(&lab.evaluate(m, tasks, draws, &cfg, &arl::make_mixed_env));
         let ctx = |k: usize| {
-            let s = arl::evaluate_context(m, &train, &tok, Some(k), opts(4, 11), &cfg, &arl::make_env);
+            let opts = arl::EvalOptions { n_samples: 4, seed: 11, ..Default::default() };
+            let s = arl::evaluate_context(m, train, tok, Some(k), opts, &cfg, &arl::make_env);
             (format!("{k}"), labs::behavior_json(&s))
         };
         let keep: serde_json::Map<String, serde_json::Value> = [0, 1, 2].into_iter().map(ctx).collect();
         let mut out = json!({
-            "train": labs::behavior_json(&eval(&train, 8, 11)),
-            "heldout": labs::behavior_json(&eval(&heldout, 16, 12)),
+            "train": eval(train, labs::TRAIN_DRAWS),
+            "heldout": eval(&lab.heldout, labs::HELDOUT_DRAWS),
             "train_keep_obs": keep,
         });
         if with_single {
-            out["single_train"] = labs::behavior_json(&eval(&single, 8, 11));
-            out["single_heldout"] = labs::behavior_json(&eval(&single_heldout, 16, 12));
+            out["single_train"] = eval(&single, labs::TRAIN_DRAWS);
+            out["single_heldout"] = eval(&single_heldout, labs::HELDOUT_DRAWS);
         }
         out
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(&tok, seed);
+        let base = arl::make_rl_base(tok, seed);
         let mut variants = serde_json::Map::new();
         variants.insert("base".into(), report(&base, true));
         let run_cfg = arl::RLConfig { seed, ..cfg.clone() };
         for p in [0.0, 0.05, 0.2] {
             let model = base.clone();
             let c = arl::RLConfig { reward: penalized(p), ..run_cfg.clone() };
-            arl::train_rl(&model, &train, &tok, &c, STEPS, arl::TrainOptions::default());
+            arl::train_rl(&model, train, tok, &c, STEPS, arl::TrainOptions::default());
             variants.insert(format!("penalty_{p}"), report(&model, false));
             println!("seed {seed}: penalty {p} done");
         }
         for (name, level) in [("episode_keep1", arl::SampleLevel::Episode), ("call_keep1", arl::SampleLevel::Call)] {
             let model = base.clone();
             let sample = |m: &arl::TinyAgent, tasks: &[arl::Task], c: &arl::RLConfig, rng: &mut ChaCha8Rng| {
-                arl::context_sample_step(m, &arl::make_env, tasks, &tok, c, Some(1), level, rng)
+                arl::context_sample_step(m, &arl::make_env, tasks, tok, c, Some(1), level, rng)
             };
             let update: Option<arl::UpdateHook> = match level {
                 arl::SampleLevel::Call => Some(&arl::call_update),
                 arl::SampleLevel::Episode => None,
             };
             let opts = arl::TrainOptions { sample: Some(&sample), update, ..Default::default() };
-            arl::train_rl(&model, &train, &tok, &run_cfg, STEPS, opts);
+            arl::train_rl(&model, train, tok, &run_cfg, STEPS, opts);
             variants.insert(name.into(), report(&model, false));
             println!("seed {seed}: {name} done");
         }
         let model = base.clone();
         let opts = arl::TrainOptions { env_factory: &arl::make_mixed_env, ..Default::default() };
-        arl::train_rl(&model, &mixed, &tok, &run_cfg, STEPS, opts);
+        arl::train_rl(&model, &mixed, tok, &run_cfg, STEPS, opts);
         variants.insert("mixed".into(), report(&model, true));
         println!("seed {seed}: mixed done");
         runs.push(json!({ "seed": seed, "variants": variants }));

@@ -21,27 +21,25 @@ const STEPS: usize = 20;
 const NOISE: [(f64, f64); 6] = [(0.0, 0.0), (0.25, 0.0), (0.5, 0.0), (0.0, 0.25), (0.0, 0.5), (0.5, 0.5)];
 
 fn main() -> std::io::Result<()> {
-    tch::set_num_threads(1);
-    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(2);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let lab = labs::Lab::start(2);
+    let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let log: arl::EpisodeLog = Rc::new(RefCell::new(vec![]));
     let logged = |cfg: &arl::RLConfig| -> Box<dyn arl::Env> {
         Box::new(arl::LoggedEnv::new(arl::make_env(cfg), log.clone()))
     };
     // evaluation on the exact hidden tests, in the plain environment (not logged)
-    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
-        let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
-        let s = arl::evaluate(m, tasks, &tok, opts, &arl::RLConfig::default(), &arl::make_env);
+    let fields = |s: arl::BehaviorStats| {
         json!({ "pass_rate": s.pass_rate, "reads": s.reads, "turns": s.turns, "first_edit_right": s.first_edit_right })
+    };
+    let eval = |m: &arl::TinyAgent| {
+        let (train, heldout) = lab.chapter_eval(m);
+        (fields(train), fields(heldout))
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(&tok, seed);
-        runs.push(json!({
-            "seed": seed, "false_neg": null, "false_pos": null,
-            "train": eval(&base, &train, 8, 11), "heldout": eval(&base, &heldout, 16, 12),
-        }));
+        let base = arl::make_rl_base(tok, seed);
+        let (tr, he) = eval(&base);
+        runs.push(json!({ "seed": seed, "false_neg": null, "false_pos": null, "train": tr, "heldout": he }));
         for (false_neg, false_pos) in NOISE {
             log.borrow_mut().clear();
             let model = base.clone();
@@ -49,7 +47,7 @@ fn main() -> std::io::Result<()> {
             let reward = arl::flaky_reward(arl::make_reward(Default::default()), noise);
             let cfg = arl::RLConfig { reward, seed, ..Default::default() };
             let opts = arl::TrainOptions { env_factory: &logged, ..Default::default() };
-            let history = arl::train_rl(&model, &train, &tok, &cfg, STEPS, opts);
+            let history = arl::train_rl(&model, train, tok, &cfg, STEPS, opts);
             let per_step = arl::log_by_step(&history, &log.borrow(), 0);
             let hidden: Vec<f64> = per_step.iter().map(|e| arl::reward_dashboard(e).hidden_pass).collect();
             let submitted: Vec<f64> = per_step
@@ -57,7 +55,7 @@ fn main() -> std::io::Result<()> {
                 .map(|e| e.iter().filter(|x| x.info.submitted).count() as f64 / e.len().max(1) as f64)
                 .collect();
             let kept: Vec<usize> = history.iter().map(|r| r.kept).collect();
-            let (tr, he) = (eval(&model, &train, 8, 11), eval(&model, &heldout, 16, 12));
+            let (tr, he) = eval(&model);
             println!("seed {seed} fn {false_neg} fp {false_pos}: train {} held-out {}", tr["pass_rate"], he["pass_rate"]);
             runs.push(json!({
                 "seed": seed, "false_neg": false_neg, "false_pos": false_pos,

@@ -28,25 +28,21 @@ fn variants() -> Vec<(&'static str, arl::RegularizerOptions)> {
 }
 
 fn main() -> std::io::Result<()> {
-    tch::set_num_threads(1);
-    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(2);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let lab = labs::Lab::start(2);
+    let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let cfg = arl::RLConfig::default();
-    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
-        let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
-        arl::evaluate(m, tasks, &tok, opts, &cfg, &arl::make_env).pass_rate
-    };
+    // half the chapters' draws: five variants per seed
+    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], draws| lab.evaluate(m, tasks, draws, &cfg, &arl::make_env).pass_rate;
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(&tok, seed);
+        let base = arl::make_rl_base(tok, seed);
         let reference = base.frozen();
         for (name, reg) in variants() {
             let model = base.clone();
             let run_cfg = arl::RLConfig { seed, ..cfg.clone() };
             let opts = arl::TrainOptions { ref_model: Some(&reference), ..Default::default() };
-            let history = arl::train_regularized(&model, &train, &tok, &run_cfg, STEPS, reg, opts);
-            let (train_pass, heldout_pass) = (eval(&model, &train, 4, 11), eval(&model, &heldout, 8, 12));
+            let history = arl::train_regularized(&model, train, tok, &run_cfg, STEPS, reg, opts);
+            let (train_pass, heldout_pass) = (eval(&model, train, (4, 11)), eval(&model, &lab.heldout, (8, 12)));
             let last = history.last().unwrap();
             println!(
                 "seed {seed} {name:<12} train {train_pass:.3} held-out {heldout_pass:.3} entropy {:.3} kl {:.3}",

@@ -19,10 +19,8 @@ const LAB: &str = "reward_hacking";
 const STEPS: usize = 24;
 
 fn main() -> std::io::Result<()> {
-    tch::set_num_threads(1);
-    let seeds: u64 = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number")).unwrap_or(3);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let (train, heldout) = (arl::make_tasks(arl::Split::Train, 0), arl::make_tasks(arl::Split::Heldout, 0));
+    let lab = labs::Lab::start(3);
+    let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let public = arl::RewardOptions { verifier: arl::Verifier::PublicTests, ..Default::default() };
     let arms = [
         ("public", public),
@@ -34,20 +32,20 @@ fn main() -> std::io::Result<()> {
         Box::new(arl::LoggedEnv::new(arl::make_env(cfg), log.clone()))
     };
     // evaluation on the hidden tests, in the plain environment (not logged)
-    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
-        let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
-        arl::evaluate(m, tasks, &tok, opts, &arl::RLConfig::default(), &arl::make_env).pass_rate
+    let eval = |m: &arl::TinyAgent| {
+        let (train, heldout) = lab.chapter_eval(m);
+        (train.pass_rate, heldout.pass_rate)
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(&tok, seed);
-        let base_eval = (eval(&base, &train, 8, 11), eval(&base, &heldout, 16, 12));
+        let base = arl::make_rl_base(tok, seed);
+        let base_eval = eval(&base);
         for (name, reward) in arms {
             log.borrow_mut().clear();
             let model = base.clone();
             let cfg = arl::RLConfig { reward: arl::make_reward(reward), seed, ..Default::default() };
             let opts = arl::TrainOptions { env_factory: &logged, ..Default::default() };
-            let history = arl::train_rl(&model, &train, &tok, &cfg, STEPS, opts);
+            let history = arl::train_rl(&model, train, tok, &cfg, STEPS, opts);
             let steps: Vec<serde_json::Value> = arl::log_by_step(&history, &log.borrow(), 0)
                 .iter()
                 .map(|episodes| {
@@ -55,7 +53,7 @@ fn main() -> std::io::Result<()> {
                     json!({ "reward": d.reward, "public": d.public_pass, "hidden": d.hidden_pass, "exploit": d.exploit })
                 })
                 .collect();
-            let after = (eval(&model, &train, 8, 11), eval(&model, &heldout, 16, 12));
+            let after = eval(&model);
             println!("seed {seed} {name}: hidden pass train {:.3} -> {:.3}, held-out {:.3} -> {:.3}", base_eval.0, after.0, base_eval.1, after.1);
             runs.push(json!({
                 "seed": seed, "arm": name, "steps": steps,
