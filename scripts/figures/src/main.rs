@@ -52,6 +52,52 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch12-context.svg", context_needed),
 ];
 
+/// A white SVG canvas of the figures' size at `path`.
+fn canvas(path: &Path) -> Result<DrawingArea<SVGBackend<'_>, plotters::coord::Shift>> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    Ok(root)
+}
+
+/// A chart filling `root` with the figures' margins, `y_label_area` pixels for the y labels.
+fn chart_on<'a, 'b, X: plotters::coord::ranged1d::AsRangedCoord, Y: plotters::coord::ranged1d::AsRangedCoord>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    y_label_area: u32,
+    x: X,
+    y: Y,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>> {
+    Ok(ChartBuilder::on(root).margin(14).x_label_area_size(44).y_label_area_size(y_label_area).build_cartesian_2d(x, y)?)
+}
+
+/// A legend entry: a short line in `style`.
+fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style)
+}
+
+/// The legend box every figure uses, at `position`, labels `font` pixels high.
+fn draw_legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    position: SeriesLabelPosition,
+    font: u32,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, font))
+        .draw()?;
+    Ok(())
+}
+
+/// The `results` object of a lab's committed results file, `labs/results/NAME.json`.
+fn lab_results(lab: &str) -> Result<serde_json::Value> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../labs/results/{lab}.json"));
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut value: serde_json::Value = serde_json::from_str(&text)?;
+    Ok(value["results"].take())
+}
+
 /// Chapter 2: max_s |V_k(s) - V*(s)| after k sweeps of `value_iteration` on the repair
 /// MDP, for three discounts, with the contraction bound gamma^k max_s |V*(s)|.
 fn value_iteration_convergence(path: &Path) -> Result<()> {
@@ -60,13 +106,8 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
     let (p, r) = arl::make_repair_mdp(arl::RepairMdpOptions::default());
     let gammas = [(0.5, RGBColor(0x1b, 0x9e, 0x77)), (0.9, RGBColor(0xd9, 0x5f, 0x02)), (0.99, RGBColor(0x75, 0x70, 0xb3))];
 
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..SWEEPS as f64, (FLOOR..2.0f64).log_scale())?;
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 70, 0f64..SWEEPS as f64, (FLOOR..2.0f64).log_scale())?;
     chart
         .configure_mesh()
         .x_desc("sweep k")
@@ -105,7 +146,7 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
         chart
             .draw_series(LineSeries::new(errors, color.stroke_width(2)))?
             .label(format!("γ = {gamma}"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            .legend(legend_line(color.stroke_width(2)));
         chart.draw_series(DashedLineSeries::new(bound, 5, 4, color.mix(0.6).stroke_width(1)))?;
     }
     let grey = BLACK.mix(0.5);
@@ -118,13 +159,7 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
                 + PathElement::new(vec![(10, 0), (16, 0)], grey)
                 + PathElement::new(vec![(20, 0), (22, 0)], grey)
         });
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 14))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 14)?;
     root.present()?;
     Ok(())
 }
@@ -149,8 +184,7 @@ fn sampling_distributions(path: &Path) -> Result<()> {
         ),
     ];
 
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+    let root = canvas(path)?;
     let areas = root.split_evenly((1, 2));
     for ((title, series), area) in panels.iter().zip(areas.iter()) {
         let mut chart = ChartBuilder::on(area)
@@ -184,13 +218,7 @@ fn sampling_distributions(path: &Path) -> Result<()> {
                 .label(label.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.3))
-            .label_font((FONT, 13))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
     }
     root.present()?;
     Ok(())
@@ -210,13 +238,8 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         })
         .collect();
     let steps = curves[0].len();
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..(steps - 1) as f64, 0f64..1f64)?;
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, 0f64..(steps - 1) as f64, 0f64..1f64)?;
     chart
         .configure_mesh()
         .x_desc("REINFORCE step (32 episodes each)")
@@ -229,20 +252,14 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         chart
             .draw_series(LineSeries::new(points, color.mix(0.7).stroke_width(1)))?
             .label(format!("seed {seed}"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(1)));
+            .legend(legend_line(color.stroke_width(1)));
     }
     let mean = (0..steps).map(|k| (k as f64, curves.iter().map(|c| c[k]).sum::<f64>() / 3.0));
     chart
         .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))?
         .label("mean of 3 seeds")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], BLACK.stroke_width(3)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 14))
-        .draw()?;
+        .legend(legend_line(BLACK.stroke_width(3)));
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
     root.present()?;
     Ok(())
 }
@@ -363,14 +380,9 @@ fn gradient_noise(path: &Path) -> Result<()> {
         })
         .collect();
 
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+    let root = canvas(path)?;
     let n = names.len() as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(190)
-        .build_cartesian_2d(0f64..9.0f64, -0.5f64..n - 0.5)?;
+    let mut chart = chart_on(&root, 190, 0f64..9.0f64, -0.5f64..n - 0.5)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -477,14 +489,9 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         results.push((label, color, points));
     }
 
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+    let root = canvas(path)?;
     let x_max = (STEPS * BATCH) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..x_max, 0f64..0.5f64)?;
+    let mut chart = chart_on(&root, 60, 0f64..x_max, 0f64..0.5f64)?;
     chart
         .configure_mesh()
         .x_desc("episodes sampled (32 per step)")
@@ -501,19 +508,13 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         chart
             .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x + shift, m)), color.stroke_width(2)))?
             .label(*label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            .legend(legend_line(color.stroke_width(2)));
         chart.draw_series(points.iter().map(|&(x, m, se)| {
             PathElement::new(vec![(x + shift, m - se), (x + shift, m + se)], color.stroke_width(2))
         }))?;
         chart.draw_series(points.iter().map(|&(x, m, _)| Circle::new((x + shift, m), 3, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 14))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
     root.present()?;
     Ok(())
 }
@@ -522,10 +523,9 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
 /// per step, averaged over seeds and over windows of 5 steps, with the s.e. over seeds.
 fn grpo_family_curves(path: &Path) -> Result<()> {
     const WINDOW: usize = 5;
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/grpo_family.json");
-    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
-    let runs = lab["results"]["runs"].as_array().ok_or("grpo_family.json: no runs")?;
-    let steps = lab["results"]["steps"].as_u64().ok_or("grpo_family.json: no steps")? as usize;
+    let lab = lab_results("grpo_family")?;
+    let runs = lab["runs"].as_array().ok_or("grpo_family.json: no runs")?;
+    let steps = lab["steps"].as_u64().ok_or("grpo_family.json: no steps")? as usize;
     let names: Vec<String> = runs[0]["variants"]
         .as_array()
         .ok_or("no variants")?
@@ -542,13 +542,8 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         RGBColor(0xa6, 0x76, 0x1d),
     ];
     let windows = steps / WINDOW;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..steps as f64, 0f64..1f64)?;
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, 0f64..steps as f64, 0f64..1f64)?;
     chart
         .configure_mesh()
         .x_desc("GRPO step (128 episodes sampled per step; more for dynamic sampling)")
@@ -582,18 +577,12 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         chart
             .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x, m)), color.stroke_width(2)))?
             .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            .legend(legend_line(color.stroke_width(2)));
         chart.draw_series(
             points.iter().map(|&(x, m, se)| PathElement::new(vec![(x, m - se), (x, m + se)], color.stroke_width(1))),
         )?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 13))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
     root.present()?;
     Ok(())
 }
@@ -602,9 +591,8 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
 /// the policy sees (`keep_obs`), for the base agent and three trained variants, read from the
 /// `multi_turn` lab's results (mean over its seeds).
 fn context_needed(path: &Path) -> Result<()> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/multi_turn.json");
-    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
-    let runs = lab["results"]["runs"].as_array().ok_or("multi_turn.json: no runs")?;
+    let lab = lab_results("multi_turn")?;
+    let runs = lab["runs"].as_array().ok_or("multi_turn.json: no runs")?;
     let series = [
         ("base agent", "base", RGBColor(0x66, 0x66, 0x66)),
         ("GRPO, full context", "penalty_0", RGBColor(0x1b, 0x9e, 0x77)),
@@ -620,13 +608,8 @@ fn context_needed(path: &Path) -> Result<()> {
         };
         runs.iter().map(value).sum::<f64>() / runs.len() as f64
     };
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.3f64..3.3f64, 0f64..1f64)?;
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, -0.3f64..3.3f64, 0f64..1f64)?;
     chart
         .configure_mesh()
         .x_desc("tool observations the policy sees before each call (keep_obs)")
@@ -644,16 +627,10 @@ fn context_needed(path: &Path) -> Result<()> {
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
             .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+            .legend(legend_line(color.stroke_width(2)));
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 14))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
     root.present()?;
     Ok(())
 }
@@ -662,10 +639,9 @@ fn context_needed(path: &Path) -> Result<()> {
 /// pass, hidden pass and exploit share under the public-test reward, and the hidden pass under
 /// the hidden-test reward (read from `labs/results/reward_hacking.json`).
 fn reward_hacking(path: &Path) -> Result<()> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/reward_hacking.json");
-    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
-    let runs = lab["results"]["runs"].as_array().ok_or("reward_hacking.json: no runs")?;
-    let steps = lab["results"]["steps"].as_u64().ok_or("reward_hacking.json: no steps")? as usize;
+    let lab = lab_results("reward_hacking")?;
+    let runs = lab["runs"].as_array().ok_or("reward_hacking.json: no runs")?;
+    let steps = lab["steps"].as_u64().ok_or("reward_hacking.json: no steps")? as usize;
     // mean over seeds of one dashboard field of one arm, per step
     let curve = |arm: &str, key: &str| -> Vec<(f64, f64)> {
         let of_arm: Vec<&serde_json::Value> = runs.iter().filter(|r| r["arm"] == arm).collect();
@@ -682,13 +658,8 @@ fn reward_hacking(path: &Path) -> Result<()> {
         ("public reward: exploit share", curve("public", "exploit"), RGBColor(0xe7, 0x29, 0x8a), false),
         ("hidden reward: hidden-test pass", curve("hidden", "hidden"), RGBColor(0x1b, 0x9e, 0x77), true),
     ];
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.5f64..steps as f64 + 0.5, 0f64..1f64)?;
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, 0.5f64..steps as f64 + 0.5, 0f64..1f64)?;
     chart
         .configure_mesh()
         .x_desc("GRPO step (128 episodes each)")
@@ -705,22 +676,16 @@ fn reward_hacking(path: &Path) -> Result<()> {
             chart
                 .draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?
                 .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style));
+                .legend(legend_line(style));
         } else {
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), style))?
                 .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style));
+                .legend(legend_line(style));
         }
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 13))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
     root.present()?;
     Ok(())
 }
@@ -729,9 +694,8 @@ fn reward_hacking(path: &Path) -> Result<()> {
 /// each regularizer and each seed of the `regularizers` lab (read from its committed results,
 /// labs/results/regularizers.json), on a log scale: one seed's entropy bonus runs away.
 fn regularizer_entropy(path: &Path) -> Result<()> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/results/regularizers.json");
-    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
-    let runs = lab["results"]["runs"].as_array().ok_or("regularizers.json: no runs")?;
+    let lab = lab_results("regularizers")?;
+    let runs = lab["runs"].as_array().ok_or("regularizers.json: no runs")?;
     let arms = [
         ("none", "no regularizer", RGBColor(0x33, 0x33, 0x33)),
         ("entropy", "entropy bonus 0.05", RGBColor(0xd9, 0x5f, 0x02)),
@@ -739,14 +703,9 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
         ("k3plus_loss", "k3+ in the loss, beta 0.1", RGBColor(0xe7, 0x29, 0x8a)),
         ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
     ];
-    let steps = lab["results"]["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.5f64..steps + 0.5, (0.2f64..4.0f64).log_scale())?;
+    let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, 0.5f64..steps + 0.5, (0.2f64..4.0f64).log_scale())?;
     chart
         .configure_mesh()
         .x_desc("GRPO step (128 episodes each); one line per seed")
@@ -763,17 +722,11 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
             let points = curve.iter().enumerate().map(|(s, x)| ((s + 1) as f64, x.as_f64().unwrap()));
             let series = chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
             if i == 0 {
-                series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+                series.label(label).legend(legend_line(color.stroke_width(2)));
             }
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, 14))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
     root.present()?;
     Ok(())
 }
