@@ -57,16 +57,16 @@ pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
         let best = z.argmax(-1, true); // [..., 1]: greedy puts all mass on the first arg-max
         return z.full_like(f64::NEG_INFINITY).scatter_value(-1, &best, 0.0);
     }
-    // temperature first, then the nucleus on the tempered probabilities
-    let z = z / opts.temperature;
+    // temperature first, then the nucleus on the tempered probabilities; dividing by 1 is
+    // exact, so the model's own distribution skips a pass over [..., V]
+    let z = if opts.temperature == 1.0 { z } else { z / opts.temperature };
     if opts.top_p >= 1.0 {
         return z.log_softmax(-1, kind);
     }
     let (sorted, order) = z.softmax(-1, kind).sort_stable(true, -1, true); // [..., V], descending
     let mass_before = sorted.cumsum(-1, kind) - &sorted; // mass of the tokens ranked above each one
     let keep_sorted = mass_before.lt(opts.top_p); // the top token always survives
-                                                  // back to vocabulary order
-    let keep = keep_sorted.zeros_like().scatter(-1, &order, &keep_sorted);
+    let keep = keep_sorted.zeros_like().scatter(-1, &order, &keep_sorted); // vocabulary order
     z.masked_fill(&keep.logical_not(), f64::NEG_INFINITY).log_softmax(-1, kind)
 }
 
