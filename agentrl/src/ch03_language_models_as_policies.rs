@@ -399,6 +399,12 @@ pub struct KvCache {
 }
 
 // generated from book/src/03-language-models-as-policies.md, saved block 11
+/// Row numbers as an index tensor (for `index_select`): [rows.len()].
+pub fn row_index(rows: &[usize]) -> Tensor {
+    Tensor::from_slice(&rows.iter().map(|&r| r as i64).collect::<Vec<_>>())
+}
+
+// generated from book/src/03-language-models-as-policies.md, saved block 11
 impl KvCache {
     /// An empty cache for `rows` sequences of `model`.
     pub fn new(model: &TinyAgent, rows: usize) -> Self {
@@ -411,8 +417,7 @@ impl KvCache {
 
     /// Keep only the given rows, in that order (finished episodes leave the batch).
     pub fn keep_rows(&mut self, rows: &[usize]) {
-        let index: Vec<i64> = rows.iter().map(|&r| r as i64).collect();
-        let index = Tensor::from_slice(&index).to_device(self.valid.device());
+        let index = row_index(rows).to_device(self.valid.device());
         for layer in &mut self.layers {
             layer.keys = layer.keys.index_select(0, &index);
             layer.values = layer.values.index_select(0, &index);

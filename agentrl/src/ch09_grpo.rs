@@ -519,7 +519,7 @@ pub struct UpdateStats {
 // generated from book/src/09-grpo.md, saved block 12
 /// The rows `rows` of a batch, cut to their longest real sequence.
 pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
-    let index = Tensor::from_slice(&rows.iter().map(|&r| r as i64).collect::<Vec<_>>());
+    let index = row_index(rows);
     let pick = |t: &Tensor| t.index_select(0, &index);
     let t =
         pick(&batch.attention_mask).sum_dim_intlist(1, false, Kind::Int64).max().int64_value(&[]);
@@ -532,12 +532,6 @@ pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
         turn_ids: cut(t - 1, &batch.turn_ids),
         rewards: pick(&batch.rewards),
     }
-}
-
-// generated from book/src/09-grpo.md, saved block 13
-/// Row numbers as an index tensor: [rows.len()].
-pub fn row_index(rows: &[usize]) -> Tensor {
-    Tensor::from_slice(&rows.iter().map(|&r| r as i64).collect::<Vec<_>>())
 }
 
 // generated from book/src/09-grpo.md, saved block 13
