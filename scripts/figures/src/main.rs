@@ -244,6 +244,7 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         .configure_mesh()
         .x_desc("REINFORCE step (32 episodes each)")
         .y_desc("pass rate of the step's batch")
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .label_style((FONT, 14))
         .draw()?;
     let colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0x75, 0x70, 0xb3)];
@@ -497,7 +498,7 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         .x_desc("episodes sampled (32 per step)")
         .y_desc("pass rate of the sampled batches")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.1}"))
+        .y_label_formatter(&|y| format!("{y:.2}"))
         .light_line_style(BLACK.mix(0.06))
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 15))
