@@ -518,6 +518,9 @@ def ops_list(quick):
     for m in models:
         for micro in [96, 16]:
             ops.append((f"update:{m}:{micro}", "rl_update"))
+    for m in models:  # B = 1, T = 4: the kernels are negligible, what is left is per-call cost
+        ops.append((f"fwd:{m}:1:4", "fixed cost"))
+        ops.append((f"train:{m}:1:4", "fixed cost"))
     return ops
 
 
@@ -588,6 +591,15 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
                     r16, p16 = results[(threads, f"update:{m}:16")]
                     r96, p96 = results[(threads, f"update:{m}:96")]
                     print(f"{m:<10} {r96 / r16:11.2f} {p96 / p16:9.2f} {p96 / r16:14.2f} {p16 / r16:14.2f}")
+        tiny = [m for m in ["book", "default"] if (threads, f"train:{m}:1:4") in results]
+        if tiny:
+            print()
+            print("fixed cost of a train step (train:MODEL:1:4, kernels negligible) and what it implies:")
+            print("a step with K ms of kernel time has ratio (K + Py) / (K + Rust), >= 1.2 only for K <= K*")
+            print(f"{'model':<10} {'Rust':>12} {'PyTorch':>12} {'K* (ratio 1.2)':>16}")
+            for m in tiny:
+                rs, ps = results[(threads, f"train:{m}:1:4")]
+                print(f"{m:<10} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(max(ps - 1.2 * rs, 0.0) / 0.2):>16}")
         if any(op.startswith("extend:") for op in names):
             print()
             print("decode step (extend, one token per row, 50 slots cached): time per row")

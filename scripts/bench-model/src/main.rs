@@ -13,6 +13,8 @@
 //!     update:MODEL:MICRO       chapter 09's `rl_update` (1 epoch, 2 minibatches, token-mean
 //!                              clipped surrogate, grad clip, Adam) on a ragged batch of 96
 //!                              episodes, in micro-batches of MICRO rows (96 = one padded piece)
+//! The table also times fwd and train at B = 1, T = 4: kernels take almost no time there, so
+//! those rows are each language's fixed cost per call.
 //! MODEL is `book` (chapter 05's TinyAgent) or `default` (TinyAgentConfig::default());
 //! OBS is `short` (the gym's ~6-token observations, ~91 tokens per row) or `long` (20-36).
 
