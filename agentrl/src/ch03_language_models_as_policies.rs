@@ -127,7 +127,7 @@ pub struct TinyAgentConfig {
     pub n_heads: i64,
     pub n_layers: i64,
     pub d_mlp: i64,
-    /// Use the token-embedding matrix as the output head (needs `out_dim` = None).
+    /// Use the token-embedding matrix as the output head (needs `out_dim` None or V).
     pub tie_embeddings: bool,
     /// Width of the output head; None means `vocab_size` (a language-model head).
     pub out_dim: Option<i64>,
@@ -252,7 +252,7 @@ impl TinyBlock {
 use rand::SeedableRng;
 
 // generated from book/src/03-language-models-as-policies.md, saved block 7
-/// Small causal transformer policy: ids [B, T] -> logits [B, T, V].
+/// Small causal transformer policy: ids [B, T] -> logits [B, T, O], O = `out_dim` (V by default).
 #[derive(Debug)]
 pub struct TinyAgent {
     pub cfg: TinyAgentConfig,
@@ -339,9 +339,9 @@ impl TinyAgent {
         self.head.as_ref().map_or(&self.tok_emb.ws, |h| &h.ws).shallow_clone()
     }
 
-    /// Next-token logits at every position: ids [B, T] -> [B, T, V].
+    /// Next-token logits at every position: ids [B, T] -> [B, T, O] (O = V for an LM head).
     pub fn forward(&self, ids: &Tensor) -> Tensor {
-        self.hidden(ids).matmul(&self.head_weight().tr()) // [B, T, D] x [D, V]
+        self.hidden(ids).matmul(&self.head_weight().tr()) // [B, T, D] x [D, O]
     }
 
     /// Number of trainable scalars (a tied matrix counts once).
@@ -430,7 +430,7 @@ impl KvCache {
 // generated from book/src/03-language-models-as-policies.md, saved block 12
 impl TinyAgent {
     /// Run `new[b]` (at least one token per row; lengths may differ) after each row's cached
-    /// tokens, append them to `cache` -> logits after each row's last new token [B, V].
+    /// tokens, append them to `cache` -> logits after each row's last new token [B, O].
     pub fn extend(&self, cache: &mut KvCache, new: &[Vec<i64>]) -> Tensor {
         let (b, t) = (new.len(), new.iter().map(Vec::len).max().unwrap_or(0));
         let (mut ids, mut pos, mut real) =
@@ -496,6 +496,7 @@ pub fn chunked_log_probs(
     ids: &Tensor,
     opts: ChunkedLogProbsOptions,
 ) -> Tensor {
+    assert!(opts.chunk_size > 0, "chunked_log_probs: chunk_size must be positive");
     let d = *hidden.size().last().unwrap();
     let flat_hidden = hidden.reshape([-1, d]); // [N, D], N = B*T
     let flat_ids = ids.reshape([-1]); // [N]

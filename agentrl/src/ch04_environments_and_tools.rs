@@ -1153,18 +1153,44 @@ pub fn gym_vocabulary() -> Vec<String> {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 33
-/// MCP-style tool schema; every property type is given as a JSON-schema type name.
+/// The seven JSON-Schema type names a tool property can have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Object,
+    Null,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+impl JsonType {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Integer => "integer",
+            Self::Number => "number",
+            Self::Boolean => "boolean",
+            Self::Array => "array",
+            Self::Object => "object",
+            Self::Null => "null",
+        }
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// MCP-style tool schema: an `object` input schema with the given typed properties.
 pub fn tool_schema(
     name: &str,
     description: &str,
     required: &[&str],
-    properties: &[(&str, &str)],
+    properties: &[(&str, JsonType)],
 ) -> serde_json::Value {
-    const TYPES: [&str; 7] = ["string", "integer", "number", "boolean", "array", "object", "null"];
     let mut props = serde_json::Map::new();
     for &(prop, ty) in properties {
-        assert!(TYPES.contains(&ty), "tool_schema: {ty:?} is not a JSON-schema type name");
-        props.insert(prop.to_string(), serde_json::json!({ "type": ty }));
+        props.insert(prop.to_string(), serde_json::json!({ "type": ty.name() }));
     }
     for r in required {
         assert!(props.contains_key(*r), "tool_schema: required {r:?} is not a property");

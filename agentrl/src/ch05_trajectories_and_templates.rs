@@ -435,7 +435,7 @@ use rand::SeedableRng;
 // generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
-/// so it equals `rollout` called with that generator.
+/// so it samples what `rollout` called with that generator samples (up to rounding).
 pub fn rollout_batch<E: Env>(
     model: &TinyAgent,
     envs: &mut [E],
@@ -445,6 +445,7 @@ pub fn rollout_batch<E: Env>(
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, RolloutStats) {
     assert_eq!(envs.len(), tasks.len(), "rollout_batch: one environment per task");
+    assert!(tok.vocab_size() <= model.cfg.vocab_size, "rollout_batch: tokenizer larger than model");
     assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout_batch: max_len exceeds the context");
     let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
     let mut rngs: Vec<ChaCha8Rng> =
@@ -454,6 +455,8 @@ pub fn rollout_batch<E: Env>(
         .zip(tasks)
         .map(|(env, task)| Episode::start(tok, &env.reset(task)))
         .collect();
+    let fits = |e: &Episode| e.ids.len() + opts.max_call_tokens <= opts.max_len;
+    assert!(episodes.iter().all(fits), "rollout_batch: a prompt is too long for max_len");
     let mut calls: Vec<(Vec<i64>, Vec<f32>)> = vec![Default::default(); tasks.len()];
     let mut seen = vec![0; tasks.len()];
     let mut rows: Vec<usize> = (0..tasks.len()).collect(); // running episodes = the cache's rows
@@ -514,6 +517,21 @@ pub struct Batch {
     pub turn_ids: Tensor,
     /// Float [B].
     pub rewards: Tensor,
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
+/// A clone shares the tensors, as `Trajectory`'s does.
+impl Clone for Batch {
+    fn clone(&self) -> Self {
+        Batch {
+            ids: self.ids.shallow_clone(),
+            attention_mask: self.attention_mask.shallow_clone(),
+            action_mask: self.action_mask.shallow_clone(),
+            sample_logp: self.sample_logp.as_ref().map(Tensor::shallow_clone),
+            turn_ids: self.turn_ids.shallow_clone(),
+            rewards: self.rewards.shallow_clone(),
+        }
+    }
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 14

@@ -121,7 +121,7 @@ pub struct RolloutSummary {
     pub reward: f64,
     /// Share of episodes that submitted and passed the hidden tests.
     pub pass_rate: f64,
-    /// Share of calls that were well formed and named a known tool and op.
+    /// Share of calls the environment accepted: well formed, a known tool and op, right arguments.
     pub valid_calls: f64,
     pub submit_rate: f64,
     pub turns: f64,

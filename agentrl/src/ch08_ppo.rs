@@ -46,7 +46,8 @@ pub struct PpoStats {
 }
 
 // generated from book/src/08-ppo.md, saved block 2
-/// One line: `loss -0.0208  clip 0.000  dual 0.000  kl 0.00e0  ratio min/mean/max 1/1/1`.
+/// One line, e.g.
+/// `loss -0.0208  clip 0.000  dual 0.000  kl 0.00e0  ratio min/mean/max 1.000/1.000/1.000`.
 impl fmt::Display for PpoStats {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(

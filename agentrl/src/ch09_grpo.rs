@@ -46,7 +46,8 @@ pub struct RLConfig {
     pub ratio: RatioLevel,
     pub clip_low: f64,
     pub clip_high: f64,
-    /// Passes over each step's batch, and minibatches (optimizer steps) per pass.
+    /// Passes over each step's batch, and minibatches (optimizer steps) per pass: at most
+    /// `minibatches`, fewer when the kept rows do not divide into that many (`rl_update`).
     pub epochs: usize,
     pub minibatches: usize,
     /// Rows per forward/backward pass within a minibatch, grouped by length (`micro_batches`).
@@ -121,10 +122,12 @@ impl fmt::Debug for RLConfig {
             .field("loss_mode", &self.loss_mode)
             .field("kl", &(self.kl_kind, self.kl_coef))
             .field("lr", &self.lr)
+            .field("max_grad_norm", &self.max_grad_norm)
             .field("temperature", &self.temperature)
             .field("max_turns", &self.max_turns)
             .field("max_edits", &self.max_edits)
             .field("anonymize", &self.anonymize)
+            .field("seed", &self.seed)
             .finish_non_exhaustive()
     }
 }
@@ -311,7 +314,7 @@ pub struct BehaviorStats {
 }
 
 // generated from book/src/09-grpo.md, saved block 7
-/// `pass 0.250  reads 0.80  tests 0.10  edits 1.00  first edit right 0.40  turns 3.1  len 12.0`
+/// `pass 0.250  reads 0.80  tests 0.10  edits 1.00  first edit right 0.40  turns 3.10  len 12.0`
 impl fmt::Display for BehaviorStats {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
@@ -509,7 +512,7 @@ pub struct UpdateStats {
     pub clip_fraction: f64,
     /// k3 estimate of KL(pi_old || pi_theta) on the minibatch (how far the update moved).
     pub approx_kl: f64,
-    /// Mean penalty `kl_penalty` against the reference (0 without one).
+    /// Mean penalty `kl_penalty` against the reference (0 without one or with `kl_coef` 0).
     pub kl_ref: f64,
     pub grad_norm: f64,
     pub ratio_max: f64,
@@ -567,11 +570,13 @@ pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperatur
     let out = batch.action_mask.zeros_like(); // [B, T-1]
     let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
     for rows in micro_batches(batch, &all, size) {
-        let ids = batch_rows(batch, &rows).ids; // [b, t]
-        let t1 = ids.size()[1] - 1;
+        let mb = batch_rows(batch, &rows);
+        let (ids, t1) = (&mb.ids, mb.ids.size()[1] - 1); // ids: [b, t]
         let logits = tch::no_grad(|| model.forward(&ids.narrow(1, 0, t1))); // [b, t-1, V]
         let targets = ids.narrow(1, 1, t1).unsqueeze(-1); // [b, t-1, 1]
         let logp = sampling_log_probs(&logits, opts).gather(-1, &targets, false).squeeze_dim(-1);
+        let real = mb.attention_mask.narrow(1, 1, t1).gt(0.0); // a shorter row's padding: 0
+        let logp = logp.where_self(&real, &logp.zeros_like());
         let _ = out.narrow(1, 0, t1).index_copy_(0, &row_index(&rows), &logp);
     }
     out
@@ -662,7 +667,7 @@ pub fn micro_backward(
 }
 
 // generated from book/src/09-grpo.md, saved block 16
-/// `cfg.epochs` passes of `cfg.minibatches` clipped steps on one batch, each run as
+/// `cfg.epochs` passes of (at most) `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 pub fn rl_update(
     model: &TinyAgent,

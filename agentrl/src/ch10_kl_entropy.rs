@@ -128,8 +128,9 @@ pub struct RegularizedStats {
 }
 
 // generated from book/src/10-kl-entropy.md, saved block 5
-/// What `regularized_update` adds to the policy loss for one minibatch: -entropy_coef * entropy
-/// bonus + kl_coef * aggregated kl_estimate (when the KL is in the loss) -> (term, entropy, KL).
+/// What `regularized_update` adds to the policy loss for one micro-batch: -entropy_coef * entropy
+/// + kl_coef * kl_estimate (when the KL is in the loss), both reduced as `cfg.loss_mode` reduces
+/// the loss -> (term, entropy, KL).
 pub fn regularizer_terms(
     logits: &Tensor,
     logp: &Tensor,
@@ -138,7 +139,8 @@ pub fn regularizer_terms(
     cfg: &RLConfig,
     reg: &RegularizerOptions,
 ) -> (Tensor, f64, f64) {
-    let entropy = entropy_bonus(logits, mask);
+    // reduced like the KL, so that the caller's share sums micro-batches to the minibatch's value
+    let entropy = aggregate_loss(&entropy_from_logits(logits), mask, cfg.loss_mode);
     let (entropy_value, mut kl_value) = (entropy.double_value(&[]), 0.0);
     let mut term = entropy * -reg.entropy_coef;
     if let Some(ref_logp) = ref_logp {

@@ -43,7 +43,8 @@ pub struct EarlyStopEnv {
 
 // generated from book/src/12-multi-turn.md, saved block 2
 impl EarlyStopEnv {
-    /// Wrap a one-edit-budget BugFix environment with options `opts`.
+    /// Wrap a BugFix environment with options `opts` and an edit budget of `max_edits`; stop an
+    /// episode after `max_invalid` invalid calls.
     pub fn new(opts: BugFixEnvOptions, max_edits: usize, max_invalid: usize) -> Self {
         EarlyStopEnv { inner: EditBudgetEnv::new(opts, max_edits), max_invalid }
     }

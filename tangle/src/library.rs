@@ -157,7 +157,7 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
                 md_line(first_line),
                 format!(
                     "`pub` item `{}` in the saved block opened at line {} has no `///` doc comment; its first \
-                     line is the item's summary in the library reference (book/src/library.md)",
+                     sentence is the item's summary in the library reference (book/src/library.md)",
                     name.as_deref().unwrap_or("?"),
                     block.fence_line
                 ),

@@ -35,8 +35,8 @@ fn main() -> std::io::Result<()> {
     let penalized = |p: f64| -> arl::RewardFn {
         Arc::new(move |info: &arl::EpisodeInfo| arl::hidden_reward(info) - p * info.turns as f64)
     };
-    // every evaluation uses the default (unpenalized) reward and the mixed environment, which
-    // is the plain one-edit environment on multi-turn tasks
+    // every evaluation uses the default (unpenalized) reward; the full-context ones use the
+    // mixed environment, which is the plain one-edit environment on multi-turn tasks
     let report = |m: &arl::TinyAgent, with_single: bool| {
         let eval = |tasks: &[arl::Task], draws| labs::behavior_json(&lab.evaluate(m, tasks, draws, &cfg, &arl::make_mixed_env));
         let ctx = |k: usize| {

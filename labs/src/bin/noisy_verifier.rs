@@ -1,9 +1,10 @@
 //! Chapter 11 lab: GRPO under a noisy verifier. For each seed, the RL base agent
 //! (`make_rl_base`), then `STEPS` steps of `train_rl` (the book's GRPO) with the hidden-test
 //! reward read through `flaky_reward` at several false-negative and false-positive rates. Per
-//! step: the true hidden pass rate of the sampled episodes (from a `LoggedEnv` log); after
-//! training: hidden pass rate on train (8 episodes per task, seed 11) and held-out tasks (16
-//! per task, seed 12), and the share of those episodes that submit.
+//! step: the true hidden pass rate and the share of the sampled episodes that submit (both from
+//! a `LoggedEnv` log) and the kept count; after training: hidden pass rate, reads, turns and
+//! first-edit-right on train (8 episodes per task, seed 11) and held-out tasks (16 per task,
+//! seed 12).
 //!
 //!     scripts/lab.sh noisy_verifier [SEEDS]      (default 2 seeds: 0..SEEDS)
 //!
