@@ -122,6 +122,15 @@ pub fn generate(book: &Book, chapter_index: usize) -> Result<Program, BookError>
         let k = run_blocks.len();
         run_blocks.push(bi);
         main.push_line(&format!("// block {k}: {}:{}", chapter.path.display(), block.fence_line), None);
+        if block.no_run {
+            // type-checked and borrow-checked in place, never executed
+            main.push_line("#[allow(unused)]", None);
+            main.push_line("let () = if false {", None);
+            push_block_lines(&mut main, chapter, block.code_line, &block.code);
+            main.push_line("};", None);
+            main.push_line(&format!("__agentrl_block_end({k});"), None);
+            continue;
+        }
         if block.should_panic {
             main.push_line("__AGENTRL_EXPECT_PANIC.store(true, std::sync::atomic::Ordering::SeqCst);", None);
             main.push_line("let __agentrl_result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {", None);

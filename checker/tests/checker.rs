@@ -645,3 +645,22 @@ fn chapters_read_lab_results_and_a_changed_results_file_reruns_them() {
     let cwd = std::fs::canonicalize(f.tmp.path()).unwrap();
     assert_contains(&text, &[&format!("export AGENTRL_LABS_DIR='{}'", cwd.join("labs/results").display())]);
 }
+
+#[test]
+fn a_no_run_block_is_compiled_but_never_run() {
+    let f = Fixture::new("no-run");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "chapter 01 (book/src/01-no-run.md): ok",
+            // a type error in a no_run block is still an error, at its Markdown line
+            "--> book/src/02-no-run-error.md:4:",
+            "1 passed, 1 failed",
+        ],
+    );
+    for bad in ["never printed", "must never run", "src/main.rs"] {
+        assert!(!out.contains(bad), "{bad:?} in:\n{out}");
+    }
+}

@@ -69,6 +69,9 @@ pub struct CodeBlock {
     pub span: Range<usize>,
     /// `rust,should_panic`: the block must panic; the program goes on after it.
     pub should_panic: bool,
+    /// `rust,no_run`: the block is compiled with the others but never runs (it prints
+    /// nothing, and the names it binds are not visible to later blocks).
+    pub no_run: bool,
     /// The recorded `Output:` that follows a run block.
     pub output: Option<OutputBlock>,
 }
@@ -388,6 +391,7 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                     fence_line,
                     span: start..end,
                     should_panic: lang_attrs.contains(&"should_panic"),
+                    no_run: lang_attrs.contains(&"no_run"),
                     output: None,
                 });
             }
