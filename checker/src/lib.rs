@@ -47,6 +47,8 @@ pub struct Options {
     pub time_limit: Duration,
     /// Chapter programs run at once (each on one intra-op thread); at least 1.
     pub jobs: usize,
+    /// After each chapter that ran, list its run blocks' wall times (`--timings`).
+    pub timings: bool,
 }
 
 /// Chapters passed and failed (`failed` includes `skipped`).
@@ -441,11 +443,38 @@ fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
     let runs: Vec<&CodeBlock> = built.run_blocks.iter().map(|&i| &chapter.blocks[i]).collect();
     let judgement = compare::judge(chapter, &runs, &result, &built.krate, !ctx.opts.refresh);
     let times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
-    if ctx.opts.refresh {
-        refresh_step(ctx, &built, judgement, &times)
-    } else {
-        report_step(&built, judgement, &times)
+    let mut report =
+        if ctx.opts.refresh { refresh_step(ctx, &built, judgement, &times)? } else { report_step(&built, judgement, &times)? };
+    if ctx.opts.timings {
+        report.text.push_str(&block_timings(chapter, &runs, &result));
     }
+    Ok(report)
+}
+
+/// `--timings`: each completed run block's wall time, in book order, at its Markdown line;
+/// blocks under 0.05 s are summed into one line.
+fn block_timings(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult) -> String {
+    let total = result.elapsed.as_secs_f64().max(1e-9);
+    let mut text = format!("  block times ({} of {} blocks completed; the first includes start-up):\n", result.block_ends.len(), runs.len());
+    let (mut quick, mut quick_time, mut rows) = (0usize, 0.0, vec![]);
+    let mut previous = Duration::ZERO;
+    for (block, &end) in runs.iter().zip(&result.block_ends) {
+        let secs = end.saturating_sub(previous).as_secs_f64();
+        previous = end;
+        if secs < 0.05 {
+            (quick, quick_time) = (quick + 1, quick_time + secs);
+        } else {
+            rows.push((format!("{}:{}", chapter.path.display(), block.fence_line), secs));
+        }
+    }
+    if quick > 0 {
+        rows.push((format!("{quick} block(s) under 0.05 s"), quick_time));
+    }
+    let width = rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    for (label, secs) in rows {
+        text.push_str(&format!("    {label:<width$}  {secs:7.2} s  {:3.0}%\n", 100.0 * secs / total));
+    }
+    text
 }
 
 /// Step 5a: the verdict of a check, and the cache stamp of a pass.

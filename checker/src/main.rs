@@ -44,6 +44,10 @@ struct Cli {
     /// (LIBTORCH, LD_LIBRARY_PATH, AGENTRL_QWEN3_DIR, AGENTRL_LABS_DIR), and exit.
     #[arg(long)]
     print_env: bool,
+    /// After each chapter that ran, list its run blocks' wall times at their Markdown lines
+    /// (blocks under 0.05 s summed into one line).
+    #[arg(long)]
+    timings: bool,
 }
 
 /// Run from a subdirectory of the repository, find its root (the folder holding
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         },
         refresh: cli.refresh,
         force: cli.force,
+        timings: cli.timings,
         work_dir: cli.work_dir,
         cargo_target_dir: cli.cargo_target_dir,
         lockfile: cli.lockfile,

@@ -40,6 +40,9 @@ pub struct RunResult {
     pub partial: Vec<u8>,
     pub ending: Ending,
     pub elapsed: Duration,
+    /// When each completed block's end marker reached the checker, from the program's start
+    /// (so the first block's time includes the program's own start-up).
+    pub block_ends: Vec<Duration>,
 }
 
 /// A fresh nonce per run so no printed text can forge a block marker.
@@ -69,11 +72,8 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     let mut child = cmd.spawn().with_context(|| format!("starting {}", executable.display()))?;
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
-    let out_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
+    let out_nonce = nonce.clone();
+    let out_thread = std::thread::spawn(move || read_timing_markers(&mut stdout, &out_nonce, start));
     let err_thread = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let _ = stderr.read_to_end(&mut buf);
@@ -92,7 +92,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
         std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed = start.elapsed();
-    let out = out_thread.join().unwrap_or_default();
+    let (out, block_ends) = out_thread.join().unwrap_or_default();
     let err = err_thread.join().unwrap_or_default();
     let (blocks, partial) = split_blocks(&out, &nonce);
     let ending = if timed_out {
@@ -111,7 +111,36 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     } else {
         Ending::Finished
     };
-    Ok(RunResult { blocks, partial, ending, elapsed })
+    Ok(RunResult { blocks, partial, ending, elapsed, block_ends })
+}
+
+/// Read all of `stdout`, noting when each block's end marker arrives (the program flushes
+/// right after writing one, so arrival is the block's end to within a pipe's latency).
+fn read_timing_markers(stdout: &mut impl Read, nonce: &str, start: Instant) -> (Vec<u8>, Vec<Duration>) {
+    let (mut buf, mut ends, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
+    let mut scan_from = 0;
+    loop {
+        let n = match stdout.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        loop {
+            let m = marker(nonce, ends.len());
+            match find(&buf[scan_from..], m.as_bytes()) {
+                Some(at) => {
+                    ends.push(start.elapsed());
+                    scan_from += at + m.len();
+                }
+                // keep a marker's first bytes in view when it is split across reads
+                None => {
+                    scan_from = buf.len().saturating_sub(m.len()).max(scan_from);
+                    break;
+                }
+            }
+        }
+    }
+    (buf, ends)
 }
 
 fn kill_group(child: &mut std::process::Child) {
@@ -166,6 +195,25 @@ fn parse_panic(stderr: &[u8]) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timing_markers_are_found_when_split_across_reads() {
+        // a reader that hands out three bytes at a time splits every marker
+        struct Trickle(Vec<u8>, usize);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = 3.min(self.0.len() - self.1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+                self.1 += n;
+                Ok(n)
+            }
+        }
+        let n = "abc";
+        let text = format!("one\n{}two\n{}fake{}", marker(n, 0), marker(n, 1), marker(n, 3));
+        let (out, ends) = read_timing_markers(&mut Trickle(text.clone().into_bytes(), 0), n, Instant::now());
+        assert_eq!(out, text.as_bytes());
+        assert_eq!(ends.len(), 2, "markers 0 and 1 only: 3 is out of order");
+    }
 
     #[test]
     fn splits_at_markers_only() {

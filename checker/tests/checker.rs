@@ -664,3 +664,18 @@ fn a_no_run_block_is_compiled_but_never_run() {
         assert!(!out.contains(bad), "{bad:?} in:\n{out}");
     }
 }
+
+#[test]
+fn timings_list_slow_run_blocks_at_their_lines() {
+    let f = Fixture::new("timings");
+    let (code, out) = f.run(&["--timings"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["block times (3 of 3 blocks completed", "1 block(s) under 0.05 s"]);
+    let line = out.lines().find(|l| l.trim_start().starts_with("book/src/01-slow.md:7 ")).expect(&out);
+    let secs: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((0.3..5.0).contains(&secs), "{line}");
+    // without the flag, no timings
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("block times"), "{out}");
+}
