@@ -159,7 +159,8 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
                 + PathElement::new(vec![(10, 0), (16, 0)], grey)
                 + PathElement::new(vec![(20, 0), (22, 0)], grey)
         });
-    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 14)?;
+    // middle right: the dashed bounds run along the top edge, where the text reads them
+    draw_legend(&mut chart, SeriesLabelPosition::MiddleRight, 14)?;
     root.present()?;
     Ok(())
 }
@@ -654,7 +655,7 @@ fn reward_hacking(path: &Path) -> Result<()> {
             .collect()
     };
     let lines = [
-        ("public reward: public-test pass (what it pays)", curve("public", "public"), RGBColor(0xd9, 0x5f, 0x02), false),
+        ("public reward: public-test pass", curve("public", "public"), RGBColor(0xd9, 0x5f, 0x02), false),
         ("public reward: hidden-test pass", curve("public", "hidden"), RGBColor(0x75, 0x70, 0xb3), false),
         ("public reward: exploit share", curve("public", "exploit"), RGBColor(0xe7, 0x29, 0x8a), false),
         ("hidden reward: hidden-test pass", curve("hidden", "hidden"), RGBColor(0x1b, 0x9e, 0x77), true),
@@ -677,7 +678,12 @@ fn reward_hacking(path: &Path) -> Result<()> {
             chart
                 .draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?
                 .label(label)
-                .legend(legend_line(style));
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (6, 0)], style)
+                        + PathElement::new(vec![(10, 0), (16, 0)], style)
+                        + PathElement::new(vec![(20, 0), (22, 0)], style)
+                });
         } else {
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), style))?
@@ -706,7 +712,10 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
     ];
     let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
     let root = canvas(path)?;
-    let mut chart = chart_on(&root, 60, 0.5f64..steps + 0.5, (0.2f64..4.0f64).log_scale())?;
+    // plotters puts log-scale ticks at powers of ten only (here just 1): name the ones we need
+    let ticks = vec![0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 2.0, 3.0, 4.0];
+    let y = (0.2f64..4.0f64).log_scale().with_key_points(ticks);
+    let mut chart = chart_on(&root, 60, 0.5f64..steps + 0.5, y)?;
     chart
         .configure_mesh()
         .x_desc("GRPO step (128 episodes each); one line per seed")
