@@ -126,17 +126,14 @@ pub fn generate(book: &Book, chapter_index: usize) -> Result<Program, BookError>
             // type-checked and borrow-checked in place, never executed
             main.push_line("#[allow(unused)]", None);
             main.push_line("let () = if false {", None);
-            push_block_lines(&mut main, chapter, block.code_line, &block.code);
-            main.push_line("};", None);
-            main.push_line(&format!("__agentrl_block_end({k});"), None);
-            continue;
-        }
-        if block.should_panic {
+        } else if block.should_panic {
             main.push_line("__AGENTRL_EXPECT_PANIC.store(true, std::sync::atomic::Ordering::SeqCst);", None);
             main.push_line("let __agentrl_result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {", None);
         }
         push_block_lines(&mut main, chapter, block.code_line, &block.code);
-        if block.should_panic {
+        if block.no_run {
+            main.push_line("};", None);
+        } else if block.should_panic {
             main.push_line("}));", None);
             main.push_line(&format!("__agentrl_should_panic({k}, __agentrl_result);"), None);
         }

@@ -72,8 +72,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     let mut child = cmd.spawn().with_context(|| format!("starting {}", executable.display()))?;
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
-    let out_nonce = nonce.clone();
-    let out_thread = std::thread::spawn(move || read_timing_markers(&mut stdout, &out_nonce, start));
+    let out_thread = std::thread::spawn(move || read_with_arrivals(&mut stdout, start));
     let err_thread = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let _ = stderr.read_to_end(&mut buf);
@@ -92,9 +91,10 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
         std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed = start.elapsed();
-    let (out, block_ends) = out_thread.join().unwrap_or_default();
+    let (out, arrivals) = out_thread.join().unwrap_or_default();
     let err = err_thread.join().unwrap_or_default();
-    let (blocks, partial) = split_blocks(&out, &nonce);
+    let (blocks, partial, marker_ends) = split_blocks(&out, &nonce);
+    let block_ends = arrival_times(&arrivals, &marker_ends);
     let ending = if timed_out {
         Ending::TimedOut { limit }
     } else if let Some(block) = parse_no_panic(&err) {
@@ -114,33 +114,23 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     Ok(RunResult { blocks, partial, ending, elapsed, block_ends })
 }
 
-/// Read all of `stdout`, noting when each block's end marker arrives (the program flushes
-/// right after writing one, so arrival is the block's end to within a pipe's latency).
-fn read_timing_markers(stdout: &mut impl Read, nonce: &str, start: Instant) -> (Vec<u8>, Vec<Duration>) {
-    let (mut buf, mut ends, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
-    let mut scan_from = 0;
+/// Read all of `stdout`, noting after each read how many bytes had arrived and when.
+fn read_with_arrivals(stdout: &mut impl Read, start: Instant) -> (Vec<u8>, Vec<(usize, Duration)>) {
+    let (mut buf, mut arrivals, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
     loop {
-        let n = match stdout.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        buf.extend_from_slice(&chunk[..n]);
-        loop {
-            let m = marker(nonce, ends.len());
-            match find(&buf[scan_from..], m.as_bytes()) {
-                Some(at) => {
-                    ends.push(start.elapsed());
-                    scan_from += at + m.len();
-                }
-                // keep a marker's first bytes in view when it is split across reads
-                None => {
-                    scan_from = buf.len().saturating_sub(m.len()).max(scan_from);
-                    break;
-                }
-            }
+        match stdout.read(&mut chunk) {
+            Ok(0) | Err(_) => return (buf, arrivals),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
+        arrivals.push((buf.len(), start.elapsed()));
     }
-    (buf, ends)
+}
+
+/// When each byte offset in `ends` had arrived: the program flushes right after writing a
+/// block's end marker, so the marker's arrival is the block's end to within a pipe's latency.
+fn arrival_times(arrivals: &[(usize, Duration)], ends: &[usize]) -> Vec<Duration> {
+    let arrived = |end: usize| arrivals.iter().find(|&&(bytes, _)| bytes >= end).map(|&(_, t)| t);
+    ends.iter().map_while(|&end| arrived(end)).collect()
 }
 
 fn kill_group(child: &mut std::process::Child) {
@@ -158,9 +148,10 @@ fn kill_group(child: &mut std::process::Child) {
     let _ = child.kill();
 }
 
-/// Split stdout at the markers: complete blocks, then whatever followed the last marker.
-pub fn split_blocks(out: &[u8], nonce: &str) -> (Vec<Vec<u8>>, Vec<u8>) {
-    let mut blocks = Vec::new();
+/// Split stdout at the markers: complete blocks, whatever followed the last marker, and the
+/// byte offset just past each marker.
+pub fn split_blocks(out: &[u8], nonce: &str) -> (Vec<Vec<u8>>, Vec<u8>, Vec<usize>) {
+    let (mut blocks, mut ends) = (Vec::new(), Vec::new());
     let mut rest = out;
     loop {
         let m = marker(nonce, blocks.len());
@@ -168,8 +159,9 @@ pub fn split_blocks(out: &[u8], nonce: &str) -> (Vec<Vec<u8>>, Vec<u8>) {
             Some(at) => {
                 blocks.push(rest[..at].to_vec());
                 rest = &rest[at + m.len()..];
+                ends.push(out.len() - rest.len());
             }
-            None => return (blocks, rest.to_vec()),
+            None => return (blocks, rest.to_vec(), ends),
         }
     }
 }
@@ -210,16 +202,21 @@ mod tests {
         }
         let n = "abc";
         let text = format!("one\n{}two\n{}fake{}", marker(n, 0), marker(n, 1), marker(n, 3));
-        let (out, ends) = read_timing_markers(&mut Trickle(text.clone().into_bytes(), 0), n, Instant::now());
+        let (out, arrivals) = read_with_arrivals(&mut Trickle(text.clone().into_bytes(), 0), Instant::now());
         assert_eq!(out, text.as_bytes());
+        let (_, _, marker_ends) = split_blocks(&out, n);
+        let ends = arrival_times(&arrivals, &marker_ends);
         assert_eq!(ends.len(), 2, "markers 0 and 1 only: 3 is out of order");
+        // each end is the arrival of the read that completed its marker, not an earlier one
+        let marker_1_read = arrivals.iter().position(|&(bytes, _)| bytes >= marker_ends[1]).unwrap();
+        assert_eq!(ends[1], arrivals[marker_1_read].1);
     }
 
     #[test]
     fn splits_at_markers_only() {
         let n = "abc";
         let out = format!("one\n{}two{}fake:{n}:2\ntail", marker(n, 0), marker(n, 1));
-        let (blocks, partial) = split_blocks(out.as_bytes(), n);
+        let (blocks, partial, _) = split_blocks(out.as_bytes(), n);
         assert_eq!(blocks, vec![b"one\n".to_vec(), b"two".to_vec()]);
         assert_eq!(partial, format!("fake:{n}:2\ntail").into_bytes());
     }
