@@ -380,6 +380,30 @@ def make_op(dir_, name, models):
             opt.step()
 
         return op
+    if parts[0] == "part":  # a whole train step, returning the time of one part of it
+        import copy
+
+        m = copy.deepcopy(model)
+        ids = input_ids(int(parts[2]), int(parts[3]))
+        # adam_fused: torch's fused CPU Adam, one kernel over all parameters (tch has none)
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=parts[4] == "adam_fused")
+        which = ["fwd", "bwd", "adam", "adam_fused"].index(parts[4])
+
+        def op():
+            t0 = time.perf_counter()
+            t = ids.shape[1]
+            logits = m(ids[:, : t - 1])
+            logp = logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+            loss = -logp.mean()
+            t1 = time.perf_counter()
+            opt.zero_grad()
+            loss.backward()
+            t2 = time.perf_counter()
+            opt.step()
+            t3 = time.perf_counter()
+            return [t1 - t0, t2 - t1, t3 - t2, t3 - t2][which]
+
+        return op
     if parts[0] == "update":
         import copy
 
@@ -429,10 +453,13 @@ def serve(dir_, threads):
         op = ops[name]
         if reps > 1:  # re-warm caches after the other side ran (a single rep is >= 0.1 s)
             op()
-        t0 = time.perf_counter()
+        t0, measured = time.perf_counter(), 0.0
         for _ in range(reps):
-            op()
-        print(f"{(time.perf_counter() - t0) / reps:.9f}", flush=True)
+            result = op()
+            if name.startswith("part:"):  # a part op returns the time of the part it measured
+                measured += result
+        total = measured if name.startswith("part:") else time.perf_counter() - t0
+        print(f"{total / reps:.9f}", flush=True)
 
 
 def system_busy():
@@ -521,11 +548,19 @@ def ops_list(quick):
     for m in models:  # B = 1, T = 4: the kernels are negligible, what is left is per-call cost
         ops.append((f"fwd:{m}:1:4", "fixed cost"))
         ops.append((f"train:{m}:1:4", "fixed cost"))
+    for b, t in PART_SHAPES:  # the book model's train step taken apart
+        for part in [*PARTS, *FUSED]:
+            ops.append((f"part:book:{b}:{t}:{part}", "train step parts"))
     return ops
 
 
+PART_SHAPES = [(1, 4), (8, 96), (8, 256), (32, 256)]
+PARTS = {"fwd": "forward+loss", "bwd": "backward", "adam": "Adam step"}  # a train step's parts
+FUSED = {"adam_fused": "Adam, fused"}  # the twin with torch.optim.Adam(fused=True)
+
+
 def fmt_time(s):
-    return f"{s * 1e3:9.3f} ms" if s >= 1e-3 else f"{s * 1e6:9.1f} us"
+    return f"{s * 1e3:9.3f} ms" if abs(s) >= 1e-3 else f"{s * 1e6:9.1f} us"
 
 
 def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
@@ -600,6 +635,31 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
             for m in tiny:
                 rs, ps = results[(threads, f"train:{m}:1:4")]
                 print(f"{m:<10} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(max(ps - 1.2 * rs, 0.0) / 0.2):>16}")
+        shapes = [(b, t) for b, t in PART_SHAPES if (threads, f"part:book:{b}:{t}:fwd") in results]
+        if shapes:
+            print()
+            print("the book model's train step by part (each timed inside whole steps): forward+loss,")
+            print("backward (with zero_grad), Adam step; 'Adam, fused' times the twin's step with")
+            print("torch.optim.Adam(fused=True) against the same tch step (tch has no fused Adam)")
+            print(f"{'B:T':<8} {'part':<14} {'Rust':>12} {'PyTorch':>12} {'Py - Rust':>12} {'ratio':>6}")
+            for b, t in shapes:
+                times = {part: results[(threads, f"part:book:{b}:{t}:{part}")] for part in PARTS}
+                for part, label in PARTS.items():
+                    rs, ps = times[part]
+                    print(f"{f'{b}:{t}':<8} {label:<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
+                rs, ps = (sum(x[side] for x in times.values()) for side in (0, 1))
+                print(f"{f'{b}:{t}':<8} {'sum':<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
+                for part, label in FUSED.items():
+                    if (threads, f"part:book:{b}:{t}:{part}") in results:
+                        rs, ps = results[(threads, f"part:book:{b}:{t}:{part}")]
+                        print(f"{f'{b}:{t}':<8} {label:<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
+            bounds = []
+            for b, t in shapes:
+                rust_fwd_bwd = sum(results[(threads, f"part:book:{b}:{t}:{p}")][0] for p in ["fwd", "bwd"])
+                py_sum = sum(results[(threads, f"part:book:{b}:{t}:{p}")][1] for p in PARTS)
+                bounds.append(f"{b}:{t} {py_sum / rust_fwd_bwd:.2f}")
+            print("ratio of the sums if Rust's Adam step took no time (an upper bound):")
+            print("  " + ", ".join(bounds))
         if any(op.startswith("extend:") for op in names):
             print()
             print("decode step (extend, one token per row, 50 slots cached): time per row")

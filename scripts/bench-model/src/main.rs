@@ -7,6 +7,9 @@
 //! Ops (the Python twin implements the same names):
 //!     fwd:MODEL:B:T            no-grad forward, ids [B, T] -> logits [B, T, V]
 //!     train:MODEL:B:T          forward + backward + Adam step on -mean log p(ids[1:] | ids[..])
+//!     part:MODEL:B:T:PART      a train step of which only PART is timed: fwd (forward and
+//!                              loss), bwd (zero_grad and backward), adam (the Adam step) or
+//!                              adam_fused (the same here; the twin's Adam with fused=True)
 //!     roll_cached:MODEL:B:OBS  lockstep rollout with the KV cache (`extend`), batched sampling
 //!     roll_uncached:MODEL:B:OBS  the same rollout re-running the whole prefix per token
 //!     extend:MODEL:B           one cached decode call, one new token per row, 50 slots cached
@@ -20,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agentrl as arl;
 use arl::{KvCache, SamplingOptions, TinyAgent, TinyAgentConfig};
@@ -249,8 +252,17 @@ fn setup(dir: &str) {
     }
 }
 
-/// A timed operation: one call does the work once.
-type Op = Box<dyn FnMut()>;
+/// A timed operation: one call does the work once and returns None (time the whole call) or
+/// the time of the part of it that is measured.
+type Op = Box<dyn FnMut() -> Option<Duration>>;
+
+/// An op timed as a whole.
+fn whole(mut work: impl FnMut() + 'static) -> Op {
+    Box::new(move || {
+        work();
+        None
+    })
+}
 
 fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
     let parts: Vec<&str> = name.split(':').collect();
@@ -262,22 +274,45 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
     match parts[0] {
         "fwd" => {
             let (m, ids) = (model.frozen(), input_ids(num(2), num(3)));
-            Box::new(move || {
+            whole(move || {
                 let _ = tch::no_grad(|| m.forward(&ids));
             })
         }
         "train" => {
             let (m, ids) = (model.clone(), input_ids(num(2), num(3)));
             let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
-            Box::new(move || {
+            whole(move || {
                 let loss = -arl::sequence_log_probs(&m, &ids).mean(Kind::Float);
                 opt.backward_step(&loss);
+            })
+        }
+        "part" => {
+            // a whole train step, timing one part of it: forward+loss, backward, or Adam step
+            let (m, ids) = (model.clone(), input_ids(num(2), num(3)));
+            let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
+            let which = parts[4].to_string();
+            Box::new(move || {
+                let t0 = Instant::now();
+                let loss = -arl::sequence_log_probs(&m, &ids).mean(Kind::Float);
+                let t1 = Instant::now();
+                opt.zero_grad();
+                loss.backward();
+                let t2 = Instant::now();
+                opt.step();
+                let t3 = Instant::now();
+                Some(match which.as_str() {
+                    "fwd" => t1 - t0,
+                    "bwd" => t2 - t1,
+                    // tch 0.26 has no fused Adam: the twin's `adam_fused` meets the same step
+                    "adam" | "adam_fused" => t3 - t2,
+                    other => panic!("unknown part {other}"),
+                })
             })
         }
         "roll_cached" | "roll_uncached" => {
             let cached = parts[0] == "roll_cached";
             let (m, s) = (model.frozen(), schedule(num(2) as usize, parts[3]));
-            Box::new(move || {
+            whole(move || {
                 rollout(&m, &s, cached);
             })
         }
@@ -288,7 +323,7 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
             let prompt: Vec<Vec<i64>> = (0..b).map(|r| (0..50).map(|j| (r as i64 * 7 + j) % ID_RANGE).collect()).collect();
             let _ = tch::no_grad(|| m.extend(&mut cache, &prompt));
             let new: Vec<Vec<i64>> = (0..b).map(|r| vec![r as i64 % ID_RANGE]).collect();
-            Box::new(move || {
+            whole(move || {
                 let mut c = KvCache {
                     layers: cache
                         .layers
@@ -306,7 +341,7 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
             let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
             let cfg = arl::RLConfig { micro_batch: num(2) as usize, ..Default::default() };
             let (batch, adv) = update_batch();
-            Box::new(move || {
+            whole(move || {
                 let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
                 arl::rl_update(&m, &mut opt, &batch, &adv, &cfg, None, None, &mut rng);
             })
@@ -334,11 +369,14 @@ fn serve(threads: i32) {
         if reps > 1 {
             op(); // re-warm caches after the other side ran (a single rep is >= 0.1 s)
         }
-        let t0 = Instant::now();
+        let (t0, mut measured) = (Instant::now(), None);
         for _ in 0..reps {
-            op();
+            if let Some(part) = op() {
+                measured = Some(measured.unwrap_or(Duration::ZERO) + part);
+            }
         }
-        writeln!(stdout, "{:.9}", t0.elapsed().as_secs_f64() / reps as f64).unwrap();
+        let total = measured.unwrap_or_else(|| t0.elapsed());
+        writeln!(stdout, "{:.9}", total.as_secs_f64() / reps as f64).unwrap();
         stdout.flush().unwrap();
     }
 }
