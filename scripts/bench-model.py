@@ -371,10 +371,7 @@ def make_op(dir_, name, models):
         opt = torch.optim.Adam(m.parameters(), lr=1e-3)
 
         def op():
-            t = ids.shape[1]
-            logits = m(ids[:, : t - 1])
-            logp = logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-            loss = -logp.mean()
+            loss = -seq_logp(m, ids).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -391,10 +388,7 @@ def make_op(dir_, name, models):
 
         def op():
             t0 = time.perf_counter()
-            t = ids.shape[1]
-            logits = m(ids[:, : t - 1])
-            logp = logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-            loss = -logp.mean()
+            loss = -seq_logp(m, ids).mean()
             t1 = time.perf_counter()
             opt.zero_grad()
             loss.backward()
@@ -453,12 +447,13 @@ def serve(dir_, threads):
         op = ops[name]
         if reps > 1:  # re-warm caches after the other side ran (a single rep is >= 0.1 s)
             op()
+        timed_part = name.startswith("part:")  # a part op returns the seconds of its part
         t0, measured = time.perf_counter(), 0.0
         for _ in range(reps):
             result = op()
-            if name.startswith("part:"):  # a part op returns the time of the part it measured
+            if timed_part:
                 measured += result
-        total = measured if name.startswith("part:") else time.perf_counter() - t0
+        total = measured if timed_part else time.perf_counter() - t0
         print(f"{total / reps:.9f}", flush=True)
 
 
@@ -642,22 +637,22 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
             print("backward (with zero_grad), Adam step; 'Adam, fused' times the twin's step with")
             print("torch.optim.Adam(fused=True) against the same tch step (tch has no fused Adam)")
             print(f"{'B:T':<8} {'part':<14} {'Rust':>12} {'PyTorch':>12} {'Py - Rust':>12} {'ratio':>6}")
-            for b, t in shapes:
-                times = {part: results[(threads, f"part:book:{b}:{t}:{part}")] for part in PARTS}
-                for part, label in PARTS.items():
-                    rs, ps = times[part]
-                    print(f"{f'{b}:{t}':<8} {label:<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
-                rs, ps = (sum(x[side] for x in times.values()) for side in (0, 1))
-                print(f"{f'{b}:{t}':<8} {'sum':<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
-                for part, label in FUSED.items():
-                    if (threads, f"part:book:{b}:{t}:{part}") in results:
-                        rs, ps = results[(threads, f"part:book:{b}:{t}:{part}")]
-                        print(f"{f'{b}:{t}':<8} {label:<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
+
+            def row(shape, label, rs, ps):
+                print(f"{shape:<8} {label:<14} {fmt_time(rs)} {fmt_time(ps)} {fmt_time(ps - rs)} {ps / rs:6.2f}")
+
             bounds = []
             for b, t in shapes:
-                rust_fwd_bwd = sum(results[(threads, f"part:book:{b}:{t}:{p}")][0] for p in ["fwd", "bwd"])
-                py_sum = sum(results[(threads, f"part:book:{b}:{t}:{p}")][1] for p in PARTS)
-                bounds.append(f"{b}:{t} {py_sum / rust_fwd_bwd:.2f}")
+                times = {part: results[(threads, f"part:book:{b}:{t}:{part}")] for part in [*PARTS, *FUSED]
+                         if (threads, f"part:book:{b}:{t}:{part}") in results}
+                for part, label in PARTS.items():
+                    row(f"{b}:{t}", label, *times[part])
+                rust_sum, py_sum = (sum(times[part][side] for part in PARTS) for side in (0, 1))
+                row(f"{b}:{t}", "sum", rust_sum, py_sum)
+                for part, label in FUSED.items():
+                    if part in times:
+                        row(f"{b}:{t}", label, *times[part])
+                bounds.append(f"{b}:{t} {py_sum / (times['fwd'][0] + times['bwd'][0]):.2f}")
             print("ratio of the sums if Rust's Adam step took no time (an upper bound):")
             print("  " + ", ".join(bounds))
         if any(op.startswith("extend:") for op in names):

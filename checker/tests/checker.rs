@@ -81,6 +81,12 @@ fn assert_contains(text: &str, needles: &[&str]) {
     }
 }
 
+fn assert_lacks(text: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(!text.contains(n), "unexpected {n:?} in:\n{text}");
+    }
+}
+
 #[test]
 fn good_book_passes_shares_variables_uses_tch_and_caches() {
     let f = Fixture::new("good");
@@ -447,9 +453,7 @@ fn run_block_errors_point_at_the_book_never_at_generated_code() {
             "0 passed, 3 failed",
         ],
     );
-    for bad in ["src/main.rs", "cargo add", "panicked: this block"] {
-        assert!(!out.contains(bad), "{bad:?} in:\n{out}");
-    }
+    assert_lacks(&out, &["src/main.rs", "cargo add", "panicked: this block"]);
 }
 
 #[test]
@@ -660,9 +664,7 @@ fn a_no_run_block_is_compiled_but_never_run() {
             "1 passed, 1 failed",
         ],
     );
-    for bad in ["never printed", "must never run", "src/main.rs"] {
-        assert!(!out.contains(bad), "{bad:?} in:\n{out}");
-    }
+    assert_lacks(&out, &["never printed", "must never run", "src/main.rs"]);
 }
 
 #[test]
