@@ -3,7 +3,8 @@
     bench-model.py check DIR                 logits, rollouts and one update equal to Rust's?
     bench-model.py serve DIR THREADS         answer `OP REPS` lines with seconds per call
     bench-model.py drive DIR RUST_BIN [--rounds N] [--threads 1,2] [--quick] [--patience S]
-                                             [--only OP,OP]  (ops whose names contain one)
+                                             [--only OP,OP]  (ops whose names contain one;
+                                             --help says more)
 
 On a shared machine a Rust/Python pair during which other processes used more than 10% of
 a core is thrown away and re-run once the machine is quiet; after S seconds of such waiting
@@ -21,6 +22,7 @@ the Rust side wrote (safetensors, read here without extra packages). Op names an
 rollout schedule are those of scripts/bench-model/src/main.rs.
 """
 
+import argparse
 import json
 import os
 import statistics
@@ -565,6 +567,14 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
         sys.exit(1)
     ops = [(op, g) for op, g in ops_list(quick) if not only or any(w in op for w in only)]
     results = {}  # (threads, op) -> (rust median, python median)
+    per_round = {}  # (threads, op) -> (rust times, python times), one of each per round
+
+    def spread(threads, py_op, rust_op):
+        """Lowest and highest per-round ratio PyTorch py_op / Rust rust_op: how far the
+        median's ratio moves from round to round."""
+        ratios = [p / r for p, r in zip(per_round[(threads, py_op)][1], per_round[(threads, rust_op)][0])]
+        return f"{min(ratios):.2f}-{max(ratios):.2f}"
+
     discarded, under_load = {}, {}
     for threads in threads_list:
         rust = Server([rust_bin, "serve", str(threads)], threads)
@@ -590,28 +600,31 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
         py.close()
         for op, _ in ops:
             results[(threads, op)] = tuple(statistics.median(s) for s in samples[op])
+            per_round[(threads, op)] = samples[op]
     print()
-    print(f"medians of {rounds} interleaved rounds; ratio = Python / Rust (> 1: Rust faster)")
+    print(f"medians of {rounds} interleaved rounds; ratio = Python / Rust (> 1: Rust faster);")
+    print("rounds = the lowest and highest ratio of a single round")
     print(f"pairs discarded because other processes used > 10% of a core meanwhile: {discarded}")
     print(f"pairs kept under such load after {patience:.0f} s of waiting per thread count: {under_load}")
     for threads in threads_list:
         print()
         print(f"threads = {threads}")
-        print(f"{'operation':<34} {'Rust':>12} {'PyTorch':>12} {'ratio':>6}")
+        print(f"{'operation':<34} {'Rust':>12} {'PyTorch':>12} {'ratio':>6} {'rounds':>10}")
         for op, _ in ops:
             rs, ps = results[(threads, op)]
-            print(f"{op:<34} {fmt_time(rs)} {fmt_time(ps)} {ps / rs:6.2f}")
+            print(f"{op:<34} {fmt_time(rs)} {fmt_time(ps)} {ps / rs:6.2f} {spread(threads, op, op):>10}")
         names = [op for op, _ in ops]
         if any(op.startswith("roll_") for op in names):
             print()
             print("rollouts: cached vs uncached, and the cross ratio PyTorch uncached / Rust cached")
-            print(f"{'rollout':<22} {'Rust unc/cached':>15} {'Py unc/cached':>14} {'Py uncached/Rust cached':>24}")
+            print(f"{'rollout':<22} {'Rust unc/cached':>15} {'Py unc/cached':>14} {'Py uncached/Rust cached':>24} {'rounds':>10}")
             for op in names:
                 if op.startswith("roll_cached") and (threads, "roll_uncached" + op[len("roll_cached") :]) in results:
                     key = op[len("roll_cached") :]
                     rc, pc = results[(threads, op)]
                     ru, pu = results[(threads, "roll_uncached" + key)]
-                    print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f}")
+                    cross = spread(threads, "roll_uncached" + key, op)
+                    print(f"{key[1:]:<22} {ru / rc:15.2f} {pu / pc:14.2f} {pu / rc:24.2f} {cross:>10}")
         if any(f"update:{m}:16" in names and f"update:{m}:96" in names for m in ["book", "default"]):
             print()
             print("rl_update on 96 ragged episodes: one padded piece (96) vs micro-batches of 16")
@@ -670,24 +683,22 @@ def main():
     if cmd == "serve":
         serve(sys.argv[2], int(sys.argv[3]))
     elif cmd == "drive":
-        args = sys.argv[2:]
-        dir_, rust_bin = args[0], args[1]
-        rounds, threads, quick, patience, only = 5, [1, 2], False, 900.0, None
-        i = 2
-        while i < len(args):
-            if args[i] == "--rounds":
-                rounds, i = int(args[i + 1]), i + 2
-            elif args[i] == "--threads":
-                threads, i = [int(x) for x in args[i + 1].split(",")], i + 2
-            elif args[i] == "--only":
-                only, i = args[i + 1].split(","), i + 2
-            elif args[i] == "--patience":
-                patience, i = float(args[i + 1]), i + 2
-            elif args[i] == "--quick":
-                quick, i = True, i + 1
-            else:
-                raise SystemExit(f"unknown argument {args[i]}")
-        drive(dir_, rust_bin, rounds, threads, quick, patience, only)
+        parser = argparse.ArgumentParser(
+            prog="scripts/bench-model.sh",
+            description="TinyAgent in Rust against its PyTorch twin: checked equal, then timed.",
+        )
+        parser.add_argument("data", help=argparse.SUPPRESS)
+        parser.add_argument("rust_bin", help=argparse.SUPPRESS)
+        parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+        parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
+        parser.add_argument("--quick", action="store_true", help="chapter 05's model only")
+        parser.add_argument("--patience", type=float, default=900.0,
+                            help="seconds to wait for a quiet machine before keeping loaded pairs (default 900)")
+        parser.add_argument("--only", help="time only the operations containing one of these, comma-separated")
+        a = parser.parse_args(sys.argv[2:])
+        threads = [int(x) for x in a.threads.split(",")]
+        only = a.only.split(",") if a.only else None
+        drive(a.data, a.rust_bin, a.rounds, threads, a.quick, a.patience, only)
     else:
         raise SystemExit(__doc__)
 

@@ -22,11 +22,14 @@ if ! cargo run --quiet -p tangle -- --check >/dev/null 2>&1; then
 fi
 eval "$(cargo run --quiet -p checker -- --print-env)"
 export ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+# the torch Python package is the folder the libtorch install put it in (pip --target)
+export PYTHONPATH="$(dirname "$LIBTORCH")${PYTHONPATH:+:$PYTHONPATH}"
+case " $* " in
+  *" -h "* | *" --help "*) exec python3 scripts/bench-model.py drive DATA RUST_BIN --help ;;
+esac
 cargo build --quiet --release --manifest-path scripts/bench-model/Cargo.toml --target-dir target/bench-model
 bin=target/bench-model/release/agentrl-bench-model
 data=target/bench-model/data
 OMP_NUM_THREADS=1 "$bin" setup "$data"
-# the torch Python package is the folder the libtorch install put it in (pip --target)
-export PYTHONPATH="$(dirname "$LIBTORCH")${PYTHONPATH:+:$PYTHONPATH}"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%Y-%m-%d)"
 python3 scripts/bench-model.py drive "$data" "$bin" "$@"
