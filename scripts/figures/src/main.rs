@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use agentrl as arl;
+use plotters::element::ComposedElement;
 use plotters::prelude::*;
 use tch::Kind;
 
@@ -72,6 +73,22 @@ fn chart_on<'a, 'b, X: plotters::coord::ranged1d::AsRangedCoord, Y: plotters::co
 /// A legend entry: a short line in `style`.
 fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
     move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style)
+}
+
+/// One dash, and the three of a dashed series' legend entry (what `EmptyElement + 3 paths`
+/// builds).
+type Dash = PathElement<(i32, i32)>;
+type Dashes<DB> =
+    ComposedElement<(i32, i32), DB, Dash, ComposedElement<(i32, i32), DB, Dash, Dash>>;
+
+/// A legend entry for a dashed series: the same 22 pixels as `legend_line`, in three dashes.
+fn legend_dashed<DB: DrawingBackend>(style: ShapeStyle) -> impl Fn((i32, i32)) -> Dashes<DB> {
+    move |(x, y)| {
+        EmptyElement::at((x, y))
+            + PathElement::new(vec![(0, 0), (6, 0)], style)
+            + PathElement::new(vec![(10, 0), (16, 0)], style)
+            + PathElement::new(vec![(20, 0), (22, 0)], style)
+    }
 }
 
 /// The legend box every figure uses, at `position`, labels `font` pixels high.
@@ -153,12 +170,7 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
     chart
         .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
         .label("bound γ^k · max |V*| (dashed)")
-        .legend(move |(x, y)| {
-            EmptyElement::at((x, y))
-                + PathElement::new(vec![(0, 0), (6, 0)], grey)
-                + PathElement::new(vec![(10, 0), (16, 0)], grey)
-                + PathElement::new(vec![(20, 0), (22, 0)], grey)
-        });
+        .legend(legend_dashed(grey.into()));
     // middle right: the dashed bounds run along the top edge, where the text reads them
     draw_legend(&mut chart, SeriesLabelPosition::MiddleRight, 14)?;
     root.present()?;
@@ -678,12 +690,7 @@ fn reward_hacking(path: &Path) -> Result<()> {
             chart
                 .draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?
                 .label(label)
-                .legend(move |(x, y)| {
-                    EmptyElement::at((x, y))
-                        + PathElement::new(vec![(0, 0), (6, 0)], style)
-                        + PathElement::new(vec![(10, 0), (16, 0)], style)
-                        + PathElement::new(vec![(20, 0), (22, 0)], style)
-                });
+                .legend(legend_dashed(style));
         } else {
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), style))?
