@@ -87,7 +87,16 @@ pub fn judge<'c>(
 fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krate: &ChapterCrate, j: &mut Judgement) {
     let path = chapter.path.display();
     let completed = result.blocks.len();
-    let line_of = |k: usize| runs.get(k).map(|b| b.fence_line).unwrap_or(0);
+    // Where block k stopped the program; past the last block (a Drop at the end of `main`, a
+    // thread), at the last block, which is where the code that ran last was written.
+    let line_of = |k: usize| runs.get(k).or(runs.last()).map(|b| b.fence_line).unwrap_or(1);
+    let when = |k: usize| {
+        if k < runs.len() {
+            "while this block was running"
+        } else {
+            "after the last block had completed (in code that runs as `main` ends: a Drop, or a thread)"
+        }
+    };
     let never_ran = |after: usize| {
         let n = runs.len().saturating_sub(after + 1);
         if n > 0 {
@@ -110,28 +119,53 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
             return;
         }
         Ending::Finished => return,
-        Ending::Panicked { location, message } => format!(
-            "{path}:{}: the block panicked: {message}\n  panic at {}{}\n",
-            line_of(completed),
-            location_in_book(krate, location),
-            never_ran(completed)
-        ),
+        Ending::Panicked { location, message } => {
+            let who = match completed < runs.len() {
+                true => "the block panicked".to_string(),
+                false => format!("the program panicked {}", when(completed)),
+            };
+            format!(
+                "{path}:{}: {who}: {message}\n  panic at {}{}\n",
+                line_of(completed),
+                location_in_book(krate, location),
+                never_ran(completed)
+            )
+        }
         Ending::DidNotPanic { block } => format!(
             "{path}:{}: the block is marked should_panic but finished without panicking{}\n",
             line_of(*block),
             never_ran(*block)
         ),
         Ending::TimedOut { limit } => format!(
-            "{path}:{}: killed after the time limit of {} s while this block was running (raise it with --time-limit SECS){}\n",
+            "{path}:{}: killed after the time limit of {} s {} (raise it with --time-limit SECS){}\n",
             line_of(completed),
             limit.as_secs(),
+            when(completed),
             never_ran(completed)
         ),
         Ending::Crashed { status, stderr_tail } => format!(
-            "{path}:{}: the program {status} while this block was running\n{stderr_tail}{}\n",
+            "{path}:{}: the program {status} {}\n{stderr_tail}{}\n",
             line_of(completed),
+            when(completed),
             never_ran(completed)
         ),
+        Ending::LeftRunning { processes, pipe_held } => {
+            let what = match (*processes, *pipe_held) {
+                (n, false) => format!("left {n} process(es) it started still running (the checker killed them)"),
+                (0, true) => "left a process running that holds its output open, outside its process group \
+                              (the checker could not stop it)"
+                    .to_string(),
+                (n, true) => format!(
+                    "left {n} process(es) it started still running (killed), and one outside its process group \
+                     holds its output open"
+                ),
+            };
+            format!(
+                "{path}:{}: the program ended but {what}; a block must wait for every process it starts{}\n",
+                line_of(completed),
+                never_ran(completed)
+            )
+        }
     };
     j.messages.push(msg);
     j.broken = true;

@@ -443,12 +443,60 @@ fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
     let runs: Vec<&CodeBlock> = built.run_blocks.iter().map(|&i| &chapter.blocks[i]).collect();
     let judgement = compare::judge(chapter, &runs, &result, &built.krate, !ctx.opts.refresh);
     let times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
-    let mut report =
-        if ctx.opts.refresh { refresh_step(ctx, &built, judgement, &times)? } else { report_step(&built, judgement, &times)? };
+    let mut report = if !ctx.opts.refresh {
+        report_step(&built, judgement, &times)?
+    } else if let Some(differences) = outputs_that_do_not_repeat(ctx, &built, &runs, &judgement)? {
+        Report::new(
+            Verdict::Failed,
+            format!("{}: FAILED ({times}); nothing written\n{differences}\n", label(chapter)),
+        )
+    } else {
+        refresh_step(ctx, &built, judgement, &times)?
+    };
     if ctx.opts.timings {
         report.text.push_str(&block_timings(chapter, &runs, &result));
     }
     Ok(report)
+}
+
+/// Refresh records only outputs that repeat: before it rewrites a chapter, the program runs a
+/// second time, and each block must print the same bytes again -> the blocks that did not.
+fn outputs_that_do_not_repeat(
+    ctx: &Ctx,
+    built: &Built,
+    runs: &[&CodeBlock],
+    first: &compare::Judgement,
+) -> Result<Option<String>> {
+    let chapter = built.chapter;
+    if refresh::rewrite(chapter, &first.printed) == chapter.source {
+        return Ok(None); // nothing to record: this run already repeated the recorded outputs
+    }
+    let again = run::run(&built.executable, &ctx.env, ctx.opts.time_limit)?;
+    let second = compare::judge(chapter, runs, &again, &built.krate, false);
+    let mut messages = Vec::new();
+    for (block, text) in &first.printed {
+        let Some((_, repeat)) = second.printed.iter().find(|(b, _)| std::ptr::eq(*b, *block)) else { continue };
+        if repeat != text {
+            let header = ("first run".to_string(), "second run".to_string());
+            messages.push(format!(
+                "{}:{}: the block printed different output on two runs, so nothing is recorded; a chapter \
+                 must print the same bytes on every run (seed what is random, order what is unordered, \
+                 print no times or addresses):\n{}",
+                chapter.path.display(),
+                block.fence_line,
+                compare::unified_diff(text, repeat, &header)
+            ));
+        }
+    }
+    if first.completed != second.completed && messages.is_empty() {
+        messages.push(format!(
+            "{}: the program completed {} block(s) on one run and {} on another, so nothing is recorded\n",
+            chapter.path.display(),
+            first.completed,
+            second.completed
+        ));
+    }
+    Ok((!messages.is_empty()).then(|| messages.join("\n")))
 }
 
 /// `--timings`: each completed run block's wall time, in book order, at its Markdown line;
@@ -585,6 +633,16 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
     let env = &ctx.env;
     let mut h = Sha256::new();
     h.update(concat!("checker ", env!("CARGO_PKG_VERSION"), "\n"));
+    // A rebuilt checker may judge differently, and a new lockfile builds other crates: both
+    // void earlier passes. (The executable by size and time, not content: it is tens of MB.)
+    let exe = std::env::current_exe().and_then(std::fs::metadata);
+    if let Ok(meta) = exe {
+        let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        h.update(format!("exe {} {:?}\n", meta.len(), modified).as_bytes());
+    }
+    if let Some(lock) = ctx.lockfile.as_deref().and_then(|p| std::fs::read(p).ok()) {
+        h.update(&lock);
+    }
     h.update(chapter.source.as_bytes());
     h.update(krate.cargo_toml().as_bytes());
     h.update(krate.prefix_cargo_toml().as_bytes());

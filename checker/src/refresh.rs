@@ -22,9 +22,32 @@ fn fence_for(text: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
-fn output_markdown(text: &str) -> String {
+/// The Output block for `text`, each line after the first led by `prefix`: the container
+/// prefix of the line it starts on (`> ` in a blockquote, spaces in a list item).
+fn output_markdown(text: &str, prefix: &str) -> String {
     let fence = fence_for(text);
-    format!("Output:\n\n{fence}text\n{text}{fence}")
+    with_prefix(&format!("Output:\n\n{fence}text\n{text}{fence}"), prefix)
+}
+
+/// `markdown` with `prefix` before every line but the first (trimmed before an empty line).
+fn with_prefix(markdown: &str, prefix: &str) -> String {
+    let blank = prefix.trim_end();
+    let mut out = String::new();
+    for (k, line) in markdown.split('\n').enumerate() {
+        if k > 0 {
+            out.push('\n');
+            out.push_str(if line.is_empty() { blank } else { prefix });
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// What leads the line holding `at` up to `at`, as a prefix for the lines after it: `>`
+/// kept (blockquotes), anything else (a list marker, indentation) turned into spaces.
+fn container_prefix(src: &str, at: usize) -> String {
+    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    src[line_start..at].chars().map(|c| if c == '>' { '>' } else { ' ' }).collect()
 }
 
 /// New chapter source with each `(block, printed)` pair's Output updated: replaced when it
@@ -39,9 +62,22 @@ pub fn rewrite(chapter: &Chapter, printed: &[(&CodeBlock, String)]) -> String {
         match &block.output {
             Some(out) if out.text == text => {}
             Some(out) if text.is_empty() => edits.push((block.span.end, out.span.end, String::new())),
-            Some(out) => edits.push((out.span.start, out.span.end, output_markdown(&text))),
+            Some(out) => {
+                let prefix = container_prefix(src, out.span.start);
+                edits.push((out.span.start, out.span.end, output_markdown(&text, &prefix)))
+            }
             None if text.is_empty() => {}
-            None => edits.push((block.span.end, block.span.end, format!("\n\n{}", output_markdown(&text)))),
+            None => {
+                let prefix = container_prefix(src, block.span.start);
+                let inserted = format!("\n{}\n{prefix}{}", prefix.trim_end(), output_markdown(&text, &prefix));
+                edits.push((block.span.end, block.span.end, inserted))
+            }
+        }
+    }
+    // A file written with CRLF line endings keeps them in what refresh writes.
+    if src.matches("\r\n").count() * 2 > src.matches('\n').count() {
+        for edit in &mut edits {
+            edit.2 = edit.2.replace('\n', "\r\n");
         }
     }
     edits.sort_by_key(|e| e.0);
@@ -131,6 +167,28 @@ mod tests {
         assert!(new.contains("Output:\n\n````text\n```\ninner\n```\n````"), "{new}");
         let ch = chapter(&new);
         assert_eq!(ch.run_blocks().next().unwrap().output.as_ref().unwrap().text, "```\ninner\n```\n");
+    }
+
+    #[test]
+    fn outputs_in_a_blockquote_or_list_keep_its_prefix() {
+        let quoted = "> Note.\n>\n> ```rust\n> println!(\"a\");\n> ```\n>\n> Output:\n>\n> ```text\n> old\n> ```\n\nAfter.\n";
+        let new = refresh(quoted, &["one\ntwo\n"]);
+        assert_eq!(new, quoted.replace("> old\n", "> one\n> two\n"));
+        let listed = "1. Step:\n\n   ```rust\n   println!(\"a\");\n   ```\n\nAfter.\n";
+        let new = refresh(listed, &["x\n"]);
+        assert_eq!(new, "1. Step:\n\n   ```rust\n   println!(\"a\");\n   ```\n\n   Output:\n\n   ```text\n   x\n   ```\n\nAfter.\n");
+        // Both parse back to the recorded text, so a second refresh changes nothing.
+        assert_eq!(refresh(&new, &["x\n"]), new);
+        let marker = "- ```rust\n  println!(\"a\");\n  ```\n";
+        assert_eq!(refresh(marker, &["x\n"]), "- ```rust\n  println!(\"a\");\n  ```\n\n  Output:\n\n  ```text\n  x\n  ```\n");
+    }
+
+    #[test]
+    fn a_crlf_chapter_keeps_crlf_line_endings() {
+        let crlf = SRC.replace('\n', "\r\n");
+        let new = refresh(&crlf, &["new\n", "x\n"]);
+        assert_eq!(new, refresh(SRC, &["new\n", "x\n"]).replace('\n', "\r\n"));
+        assert_eq!(refresh(&new, &["new\n", "x\n"]), new);
     }
 
     #[test]

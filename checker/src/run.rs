@@ -4,6 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -31,6 +32,9 @@ pub enum Ending {
     TimedOut { limit: Duration },
     /// A `should_panic` block (run block number `block`) finished without panicking.
     DidNotPanic { block: usize },
+    /// Exited normally but left processes it started running (killed), or a pipe held open
+    /// by one outside its process group.
+    LeftRunning { processes: usize, pipe_held: bool },
 }
 
 pub struct RunResult {
@@ -70,36 +74,36 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
         cmd.process_group(0);
     }
     let mut child = cmd.spawn().with_context(|| format!("starting {}", executable.display()))?;
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out_thread = std::thread::spawn(move || read_with_arrivals(&mut stdout, start));
-    let err_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
-    let mut timed_out = false;
+    let stdout = Reader::spawn(child.stdout.take().unwrap(), start);
+    let stderr = Reader::spawn(child.stderr.take().unwrap(), start);
+    let (mut timed_out, mut left_running) = (false, 0);
     let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+        if has_exited(&mut child)? {
+            // What the program started and left behind dies with it (it may hold our pipes).
+            left_running = stop_group(&mut child);
+            break child.wait()?;
         }
         if start.elapsed() >= limit {
             timed_out = true;
-            kill_group(&mut child);
+            stop_group(&mut child);
             break child.wait()?;
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed = start.elapsed();
-    let (out, arrivals) = out_thread.join().unwrap_or_default();
-    let err = err_thread.join().unwrap_or_default();
+    // Both pipes close once the group is gone; one still open is held by a process that left
+    // the group (setsid), which the checker cannot stop: give up on it after a grace period.
+    let grace = Instant::now() + PIPE_GRACE;
+    let ((out, arrivals, out_closed), (err, _, err_closed)) = (stdout.finish(grace), stderr.finish(grace));
     let (blocks, partial, marker_ends) = split_blocks(&out, &nonce);
     let block_ends = arrival_times(&arrivals, &marker_ends);
     let ending = if timed_out {
         Ending::TimedOut { limit }
     } else if let Some(block) = parse_no_panic(&err) {
         Ending::DidNotPanic { block }
-    } else if let Some((location, message)) = parse_panic(&err) {
+    } else if let (false, Some((location, message))) = (status.success(), parse_panic(&err)) {
+        // Only a panic that ended the program: one the program caught (catch_unwind, a
+        // thread's join) is its own business, though the hook reported it too.
         Ending::Panicked { location, message }
     } else if !status.success() {
         let text = String::from_utf8_lossy(&err);
@@ -108,21 +112,107 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
             status: status.to_string(),
             stderr_tail: lines[lines.len().saturating_sub(15)..].join("\n"),
         }
+    } else if left_running > 0 || !out_closed || !err_closed {
+        Ending::LeftRunning { processes: left_running, pipe_held: !out_closed || !err_closed }
     } else {
         Ending::Finished
     };
     Ok(RunResult { blocks, partial, ending, elapsed, block_ends })
 }
 
-/// Read all of `stdout`, noting after each read how many bytes had arrived and when.
-fn read_with_arrivals(stdout: &mut impl Read, start: Instant) -> (Vec<u8>, Vec<(usize, Duration)>) {
-    let (mut buf, mut arrivals, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
-    loop {
-        match stdout.read(&mut chunk) {
-            Ok(0) | Err(_) => return (buf, arrivals),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+/// How long after the program ends its stdout and stderr may stay open.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// A pipe read to its end on a thread, into a buffer the caller can take at any time.
+struct Reader {
+    read: Arc<Mutex<(Vec<u8>, Vec<(usize, Duration)>)>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Reader {
+    fn spawn(mut pipe: impl Read + Send + 'static, start: Instant) -> Reader {
+        let read = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+        let (tx, done) = mpsc::channel();
+        let shared = Arc::clone(&read);
+        std::thread::spawn(move || {
+            read_with_arrivals(&mut pipe, start, &shared);
+            let _ = tx.send(());
+        });
+        Reader { read, done }
+    }
+
+    /// What was read by `deadline`, and whether the pipe had closed by then.
+    fn finish(self, deadline: Instant) -> (Vec<u8>, Vec<(usize, Duration)>, bool) {
+        let closed = self.done.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok();
+        let read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        (read.0.clone(), read.1.clone(), closed)
+    }
+}
+
+/// Whether the program has ended; on Linux without reaping it, so that its pid (which names
+/// its process group) cannot be reused before `stop_group` has signalled the group.
+fn has_exited(child: &mut std::process::Child) -> Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        if unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, flags) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("waiting for the chapter program");
         }
-        arrivals.push((buf.len(), start.elapsed()));
+        Ok(unsafe { info.si_pid() } != 0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    Ok(child.try_wait()?.is_some())
+}
+
+/// Kill the program's process group (the program leads it), before the program is reaped ->
+/// how many other live processes were in it.
+fn stop_group(child: &mut std::process::Child) -> usize {
+    let mut others = 0;
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // A negative pid names the group; pid is positive, so this can never be -1, which
+        // would mean every process we may signal.
+        if pid > 1 {
+            others = live_group_members(pid);
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+    let _ = child.kill();
+    others
+}
+
+/// Live processes (not zombies) in process group `pgid`, other than its leader; 0 where
+/// there is no /proc to read.
+fn live_group_members(pgid: i32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    let in_group = |pid: i32| -> Option<bool> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // after the command's closing parenthesis: state, ppid, pgrp, ...
+        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+        let state = fields.next()?;
+        let pgrp: i32 = fields.nth(1)?.parse().ok()?;
+        Some(pgrp == pgid && state != "Z" && state != "X")
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != pgid && in_group(pid) == Some(true))
+        .count()
+}
+
+/// Read all of `pipe` into `into`, noting after each read how many bytes had arrived and when.
+fn read_with_arrivals(pipe: &mut impl Read, start: Instant, into: &Mutex<(Vec<u8>, Vec<(usize, Duration)>)>) {
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = match pipe.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut read = into.lock().unwrap_or_else(|e| e.into_inner());
+        read.0.extend_from_slice(&chunk[..n]);
+        let total = read.0.len();
+        read.1.push((total, start.elapsed()));
     }
 }
 
@@ -131,21 +221,6 @@ fn read_with_arrivals(stdout: &mut impl Read, start: Instant) -> (Vec<u8>, Vec<(
 fn arrival_times(arrivals: &[(usize, Duration)], ends: &[usize]) -> Vec<Duration> {
     let arrived = |end: usize| arrivals.iter().find(|&&(bytes, _)| bytes >= end).map(|&(_, t)| t);
     ends.iter().map_while(|&end| arrived(end)).collect()
-}
-
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // The program leads its own process group: take down anything it started too.
-        // (A negative pid names the group; pid is positive, so this can never be -1,
-        // which would mean every process we may signal.)
-        if pid > 1 {
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
-    let _ = child.kill();
 }
 
 /// Split stdout at the markers: complete blocks, whatever followed the last marker, and the
@@ -178,7 +253,8 @@ fn parse_no_panic(stderr: &[u8]) -> Option<usize> {
 
 fn parse_panic(stderr: &[u8]) -> Option<(String, String)> {
     let text = String::from_utf8_lossy(stderr);
-    let at = text.find(PANIC_TAG)?;
+    // The last report is the panic that ended the program; earlier ones were caught.
+    let at = text.rfind(PANIC_TAG)?;
     let rest = &text[at + PANIC_TAG.len()..];
     let (location, message) = rest.split_once('\n').unwrap_or((rest, ""));
     Some((location.trim().to_string(), message.trim_end().to_string()))
@@ -202,7 +278,9 @@ mod tests {
         }
         let n = "abc";
         let text = format!("one\n{}two\n{}fake{}", marker(n, 0), marker(n, 1), marker(n, 3));
-        let (out, arrivals) = read_with_arrivals(&mut Trickle(text.clone().into_bytes(), 0), Instant::now());
+        let read = Mutex::new((Vec::new(), Vec::new()));
+        read_with_arrivals(&mut Trickle(text.clone().into_bytes(), 0), Instant::now(), &read);
+        let (out, arrivals) = read.into_inner().unwrap();
         assert_eq!(out, text.as_bytes());
         let (_, _, marker_ends) = split_blocks(&out, n);
         let ends = arrival_times(&arrivals, &marker_ends);
@@ -227,5 +305,8 @@ mod tests {
         let (loc, msg) = parse_panic(err).unwrap();
         assert_eq!(loc, "src/main.rs:10:5");
         assert_eq!(msg, "boom\nmore");
+        // a caught panic first, then the one that ended the program
+        let err = b"\nAGENTRL-PANIC@src/main.rs:3:1\ncaught\n\nAGENTRL-PANIC@src/main.rs:9:2\nfatal\n";
+        assert_eq!(parse_panic(err).unwrap(), ("src/main.rs:9:2".to_string(), "fatal".to_string()));
     }
 }

@@ -341,6 +341,89 @@ fn a_program_that_ends_early_fails_and_refresh_keeps_the_outputs_of_blocks_that_
 }
 
 #[test]
+fn an_output_fence_without_its_close_is_refused_and_refresh_deletes_no_prose() {
+    let f = Fixture::new("output-unclosed");
+    let before = f.read("01-unclosed.md");
+    for args in [&[][..], &["--refresh"][..]] {
+        let (code, out) = f.run(args);
+        assert_eq!(code, 2, "{out}");
+        assert_contains(
+            &out,
+            &["book/src/01-unclosed.md:9: the ```text fence opened here is probably missing its closing fence: line 14 inside it, `\u{60}``rust`"],
+        );
+    }
+    assert_eq!(f.read("01-unclosed.md"), before, "the swallowed prose must survive a refresh");
+}
+
+#[test]
+fn text_between_a_block_and_its_output_is_refused_not_refreshed_away() {
+    let f = Fixture::new("output-gap");
+    let before = f.read("01-gap.md");
+    for args in [&[][..], &["--refresh"][..]] {
+        let (code, out) = f.run(args);
+        assert_eq!(code, 2, "{out}");
+        assert_contains(
+            &out,
+            &["book/src/01-gap.md:9: `[mdp]: https://en.wikipedia.org/wiki/Markov_decision_process` stands between the run block at line 5 and its recorded Output (line 11)"],
+        );
+    }
+    assert_eq!(f.read("01-gap.md"), before);
+}
+
+#[test]
+fn a_process_left_running_is_killed_and_fails_the_chapter() {
+    let f = Fixture::new("left-running");
+    let started = std::time::Instant::now();
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &["book/src/01-left.md:3: the program ended but left 1 process(es) it started still running (the checker killed them)"],
+    );
+    // The checker neither waited for `sleep 60` nor left it behind.
+    assert!(started.elapsed().as_secs() < 50, "the checker waited for the process it should have killed");
+    let ps = std::process::Command::new("pgrep").args(["-f", "^sleep 60$"]).output();
+    if let Ok(ps) = ps {
+        assert!(ps.stdout.is_empty(), "sleep 60 still running: {}", String::from_utf8_lossy(&ps.stdout));
+    }
+}
+
+#[test]
+fn a_caught_panic_passes_and_an_exit_after_the_last_block_names_that_block() {
+    let f = Fixture::new("at-exit");
+    let (code, out) = f.run(&["--chapters", "all"]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "chapter 01 (book/src/01-caught.md): ok",
+            "book/src/02-drop.md:20: the program exit status: 3 after the last block had completed",
+            "1 passed, 1 failed",
+        ],
+    );
+    assert_lacks(&out, &[":0:"]);
+}
+
+#[test]
+fn refresh_records_only_outputs_that_repeat_on_a_second_run() {
+    let f = Fixture::new("nondeterministic");
+    let before = f.read("01-nondet.md");
+    let (code, out) = f.run(&["--refresh"]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "nothing written",
+            "book/src/01-nondet.md:13: the block printed different output on two runs, so nothing is recorded",
+            "--- first run",
+            "+++ second run",
+        ],
+    );
+    assert_lacks(&out, &["01-nondet.md:3:"]);
+    assert_eq!(f.read("01-nondet.md"), before);
+}
+
+#[test]
 fn refresh_never_overwrites_a_chapter_saved_while_it_was_checked() {
     let f = Fixture::new("refresh-race");
     let (code, out) = f.run(&["--refresh"]);

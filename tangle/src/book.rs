@@ -308,7 +308,8 @@ impl LineIndex {
 /// A leaf element of the document, in order, as far as outputs care.
 enum Leaf {
     Code(usize),
-    OutputLabel { start: usize, line: usize },
+    /// The `Output:` paragraph: its byte range and line.
+    OutputLabel { start: usize, end: usize, line: usize },
     Other,
 }
 
@@ -354,8 +355,10 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                 let code_line = first.map(|o| lines.line_of(o)).unwrap_or(fence_line + 1);
                 let lang_attrs: Vec<&str> =
                     info.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
-                let is_rust = lang_attrs.first() == Some(&"rust");
-                let ignored = lang_attrs.iter().any(|a| *a == "ignore" || *a == "compile_fail");
+                let lang = lang_attrs.first().copied().unwrap_or("");
+                let is_rust = lang == "rust";
+                check_language(path, fence_line, lang, &lang_attrs)?;
+                let ignored = lang_attrs.contains(&"ignore");
                 let first_line = body.lines().next().unwrap_or("");
                 let is_save = first_line.trim() == SAVE_MARKER;
                 if is_rust && !ignored && !is_save && looks_like_save_marker(first_line) {
@@ -371,6 +374,9 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                 }
                 if is_rust && !ignored {
                     check_no_swallowed_fence(path, &info, fence_line, code_line, &body)?;
+                } else {
+                    let opening = source[start..].lines().next().unwrap_or("").trim_start();
+                    check_no_fence_inside(path, &info, fence_line, code_line, opening, &body)?;
                 }
                 let (kind, code, code_line) = if !is_rust || ignored {
                     (BlockKind::Ignored, body, code_line)
@@ -402,7 +408,7 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
             Event::End(TagEnd::Paragraph) => {
                 let (start, text) = in_paragraph.take().unwrap();
                 if text.trim() == "Output:" {
-                    leaves.push(Leaf::OutputLabel { start, line: lines.line_of(start) });
+                    leaves.push(Leaf::OutputLabel { start, end: range.end, line: lines.line_of(start) });
                 } else {
                     leaves.push(Leaf::Other);
                 }
@@ -423,7 +429,7 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
     // Pair every `Output:` label with the fence after it and the code block before it.
     let mut outputs = Vec::new();
     for (i, leaf) in leaves.iter().enumerate() {
-        let Leaf::OutputLabel { start, line } = *leaf else { continue };
+        let Leaf::OutputLabel { start, end, line } = *leaf else { continue };
         let fence = match leaves.get(i + 1) {
             Some(Leaf::Code(b)) if pending_text_fence[*b].is_some() => *b,
             _ => {
@@ -454,6 +460,25 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                 ))
             }
         };
+        // --refresh replaces the block's end to the Output fence's end: only blank lines may
+        // lie in between (a link definition there, which the parser reports as nothing, would
+        // be lost).
+        for gap in [blocks[owner].span.end..start, end..blocks[fence].span.start] {
+            let text = &source[gap.clone()];
+            // (`>` is a blockquote's prefix on the blank lines between the two)
+            if let Some(at) = text.find(|c: char| !c.is_whitespace() && c != '>') {
+                let found = text[at..].lines().next().unwrap_or("").trim();
+                return Err(BookError::new(
+                    path,
+                    lines.line_of(gap.start + at),
+                    format!(
+                        "`{found}` stands between the run block at line {} and its recorded Output (line {line}); \
+                         only blank lines may, since --refresh rewrites that span: move it after the Output",
+                        blocks[owner].fence_line
+                    ),
+                ));
+            }
+        }
         let text = blocks[fence].code.clone();
         let span = start..blocks[fence].span.end;
         outputs.push((owner, fence, OutputBlock { span, text, line }));
@@ -536,6 +561,65 @@ fn check_no_swallowed_fence(
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// A fence of another language (an Output's ```` ```text ````) has swallowed the prose after
+/// it when a line inside could open a fence of its own: a run of the fence's character at least
+/// as long as the opening fence's, then a language word (```` ```rust ````). --refresh writes a
+/// fence longer than any backtick run in the output, so a recorded output never holds such a line.
+fn check_no_fence_inside(
+    path: &Path,
+    info: &str,
+    fence_line: usize,
+    code_line: usize,
+    opening: &str,
+    body: &str,
+) -> Result<(), BookError> {
+    let fence_char = opening.chars().next().unwrap_or('`');
+    let fence_len = opening.chars().take_while(|&c| c == fence_char).count();
+    for (k, line) in body.lines().enumerate() {
+        let t = line.trim_start();
+        let run = t.chars().take_while(|&c| c == fence_char).count();
+        let word_after = t[run * fence_char.len_utf8()..].chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+        if run >= fence_len && word_after {
+            return Err(BookError::new(
+                path,
+                fence_line,
+                format!(
+                    "the {}{info} fence opened here is probably missing its closing fence: line {} inside it, \
+                     `{}`, opens another fence; close the block before the prose after it",
+                    &opening[..fence_len * fence_char.len_utf8()],
+                    code_line + k,
+                    t.trim_end()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Fences the checker would silently skip although they look like Rust, and attributes it
+/// cannot honour.
+fn check_language(path: &Path, fence_line: usize, lang: &str, attrs: &[&str]) -> Result<(), BookError> {
+    if lang != "rust" && (lang == "rs" || lang.eq_ignore_ascii_case("rust")) {
+        return Err(BookError::new(
+            path,
+            fence_line,
+            format!(
+                "```{lang} is neither compiled nor run: write ```rust (checked), ```rust,ignore (shown only) \
+                 or ```text"
+            ),
+        ));
+    }
+    if lang == "rust" && attrs.contains(&"compile_fail") {
+        return Err(BookError::new(
+            path,
+            fence_line,
+            "```rust,compile_fail is not supported: the checker cannot show that the block fails to compile; \
+             use ```rust,ignore and quote the compiler's error in the prose, or a should_panic block",
+        ));
     }
     Ok(())
 }
@@ -627,6 +711,39 @@ mod tests {
     fn output_label_needs_a_text_fence() {
         let err = parse("```rust\nlet a = 1;\n```\n\nOutput:\n\nplain\n").unwrap_err();
         assert!(err.message.contains("```text"), "{err}");
+    }
+
+    #[test]
+    fn an_output_fence_missing_its_close_is_an_error_not_swallowed_prose() {
+        // The ```text fence runs on to the next bare ``` (the rust block's close), swallowing
+        // the prose and the ```rust line: refresh would replace all of it.
+        let src = "```rust\nprintln!(\"a\");\n```\n\nOutput:\n\n```text\na\n\nProse.\n\n```rust\nlet b = 2;\n```\n";
+        let err = parse(src).unwrap_err();
+        assert_eq!(err.line, 7);
+        assert!(err.message.contains("missing its closing fence: line 12 inside it, ````rust`"), "{err}");
+        // A recorded output holding fences has a longer fence (as refresh writes it): fine.
+        let ok = "```rust\nprintln!(\"a\");\n```\n\nOutput:\n\n````text\n```rust\nx\n```\n````\n";
+        assert_eq!(parse(ok).unwrap()[0].output.as_ref().unwrap().text, "```rust\nx\n```\n");
+    }
+
+    #[test]
+    fn only_blank_lines_may_separate_a_block_from_its_output() {
+        let src = "```rust\nprintln!(\"a\");\n```\n\n[mdp]: https://example.org\n\nOutput:\n\n```text\na\n```\n";
+        let err = parse(src).unwrap_err();
+        assert_eq!(err.line, 5);
+        assert!(err.message.contains("`[mdp]: https://example.org` stands between the run block at line 1"), "{err}");
+        let src = "```rust\nprintln!(\"a\");\n```\n\nOutput:\n\n[x]: https://example.org\n\n```text\na\n```\n";
+        assert_eq!(parse(src).unwrap_err().line, 7);
+    }
+
+    #[test]
+    fn rust_spelled_otherwise_and_compile_fail_are_refused() {
+        for info in ["rs", "Rust", "RUST,ignore"] {
+            let err = parse(&format!("```{info}\nlet x: u32 = \"no\";\n```\n")).unwrap_err();
+            assert!(err.message.contains("neither compiled nor run"), "{info}: {err}");
+        }
+        let err = parse("```rust,compile_fail\nlet x: u32 = \"no\";\n```\n").unwrap_err();
+        assert!(err.message.contains("compile_fail is not supported"), "{err}");
     }
 
     #[test]
