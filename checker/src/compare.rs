@@ -115,7 +115,11 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
         ),
         Ending::Finished if !result.partial.is_empty() => {
             j.outputs_differ = true;
-            j.messages.push(format!("{path}: the program printed after its last block ({} bytes)\n", result.partial.len()));
+            j.messages.push(format!(
+                "{path}:{}: the program printed after its last block had completed ({} bytes; a Drop as `main` ends?)\n",
+                line_of(completed),
+                result.partial.len()
+            ));
             return;
         }
         Ending::Finished => return,

@@ -399,7 +399,8 @@ fn a_caught_panic_passes_and_an_exit_after_the_last_block_names_that_block() {
         &[
             "chapter 01 (book/src/01-caught.md): ok",
             "book/src/02-drop.md:20: the program exit status: 3 after the last block had completed",
-            "1 passed, 1 failed",
+            "book/src/03-late.md:3: the program printed after its last block had completed (4 bytes",
+            "1 passed, 2 failed",
         ],
     );
     assert_lacks(&out, &[":0:"]);
