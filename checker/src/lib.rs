@@ -586,12 +586,17 @@ fn retangle(opts: &Options, out: &mut dyn Write) -> Result<()> {
     };
     if !tangle::stale(&book, &tangled, &crate_dir).is_empty() {
         match tangle::write(&book, &tangled, &crate_dir) {
-            Ok(()) => writeln!(
-                out,
-                "re-tangled {} and {}",
-                crate_dir.display(),
-                book.dir.join(&tangled.reference.rel_path).display()
-            )?,
+            Ok(removed) => {
+                writeln!(
+                    out,
+                    "re-tangled {} and {}",
+                    crate_dir.display(),
+                    book.dir.join(&tangled.reference.rel_path).display()
+                )?;
+                for path in removed {
+                    writeln!(out, "removed {} (no chapter saves it any more)", path.display())?;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Other => writeln!(out, "error: {e}")?,
             Err(e) => return Err(e).context("re-tangling the generated crate"),
         }

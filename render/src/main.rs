@@ -54,7 +54,7 @@ fn preprocess() -> anyhow::Result<()> {
 }
 
 fn page(file: &std::path::Path, title: &str) -> anyhow::Result<()> {
-    let content = std::fs::read_to_string(file)?;
+    let content = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
     let src_dir = file.parent().unwrap_or(std::path::Path::new("."));
     let out = render::page::render_page(&render::page::Page {

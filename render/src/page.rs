@@ -199,6 +199,29 @@ fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str)
     )
 }
 
+/// Images of the page (`![alt](figures/x.svg)`) whose file is not in the book's source
+/// folder: mdBook would copy nothing and the reader would see a broken image. Links with a
+/// scheme (`https:`, `data:`) or an absolute path are not checked.
+pub fn missing_images(page: &Page) -> Vec<BookError> {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let path = page.src_dir.join(page.source_path);
+    let page_dir = Path::new(page.source_path).parent().unwrap_or(Path::new(""));
+    let lines = LineIndex::new(page.content);
+    let mut missing = Vec::new();
+    for (event, range) in Parser::new_ext(page.content, Options::ENABLE_TABLES).into_offset_iter() {
+        let Event::Start(Tag::Image { dest_url, .. }) = event else { continue };
+        let target = dest_url.split(['#', '?']).next().unwrap_or("");
+        if target.is_empty() || target.contains(':') || target.starts_with('/') {
+            continue;
+        }
+        if !page.src_dir.join(page_dir).join(target).is_file() {
+            let message = format!("image {target} does not exist (looked in {})", page.src_dir.join(page_dir).display());
+            missing.push(BookError::new(&path, lines.line_of(range.start), message));
+        }
+    }
+    missing
+}
+
 /// The `Output:` paragraph and its ```` ```text ```` fence inside `<div class="arl-output">`.
 fn output_wrapper(output: &str, indent: &str) -> String {
     format!("<div class=\"{OUTPUT_CLASS}\">\n\n{indent}{output}\n\n{indent}</div>")
@@ -252,6 +275,20 @@ mod tests {
             out,
             "```rust\nprintln!(\"hi\");\n```\n\n<div class=\"arl-output\">\n\nOutput:\n\n```text\nhi\n```\n\n</div>\n\nRead it.\n"
         );
+    }
+
+    #[test]
+    fn a_missing_image_is_an_error_at_its_line() {
+        let dir = std::env::temp_dir().join(format!("arl-images-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("figures")).unwrap();
+        std::fs::write(dir.join("figures/there.svg"), "<svg/>").unwrap();
+        let content = "Intro.\n\n![A figure](figures/there.svg)\n\n![Gone](figures/gone.svg) and ![web](https://x.org/a.png)\n";
+        let page = Page { source_path: "02-x.md", src_dir: &dir, title: "2. X", content };
+        let errors = missing_images(&page);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].line, 5);
+        assert!(errors[0].message.contains("image figures/gone.svg does not exist"), "{}", errors[0]);
     }
 
     #[test]

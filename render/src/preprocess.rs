@@ -65,6 +65,7 @@ fn walk(items: &mut Value, src_dir: &Path, errors: &mut Vec<String>) {
             (source_path, chapter.get("content").and_then(Value::as_str))
         {
             let page = Page { source_path: &source_path, src_dir, title: &title, content };
+            errors.extend(crate::page::missing_images(&page).iter().map(|e| e.to_string()));
             match render_page(&page) {
                 Ok(rendered) => chapter["content"] = Value::String(rendered),
                 Err(e) => errors.push(e.to_string()),

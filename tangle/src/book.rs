@@ -140,6 +140,20 @@ impl Book {
         let summary = read_text(&summary_path)?;
         let mut chapters = Vec::new();
         let entries = summary_entries(&summary);
+        // A chapter named on a line that holds no link (`- [Title] (file.md)`, with a space)
+        // would silently drop out of the book.
+        for (k, line) in summary.lines().enumerate() {
+            let named = line
+                .split(|c: char| c.is_whitespace() || "()[]<>".contains(c))
+                .find(|word| chapter_file_parts(word.rsplit('/').next().unwrap_or(word)).is_some());
+            if let (Some(file), false) = (named, entries.iter().any(|e| e.line == k + 1)) {
+                return Err(BookError::new(
+                    &summary_path,
+                    k + 1,
+                    format!("this line names {file} but holds no link to it; write `- [Title]({file})`"),
+                ));
+            }
+        }
         for entry in &entries {
             let Some((id, slug)) = chapter_file_parts(&entry.file) else {
                 check_non_chapter_page(dir, &entry.file)?;

@@ -22,6 +22,10 @@
 //! of, for each file: its path relative to ROOT with `/` separators, `\n`, its length in
 //! bytes in decimal, `\n`, then its bytes. (Paths and lengths make the concatenation
 //! unambiguous: moving bytes from one file to the next changes the hash.)
+//!
+//! Two rules keep the hash honest, checked by `tangle --check`: a lab that declares its last
+//! chapter names nothing (`arl::X`) from a later one ([`undeclared_uses`]), and the labs crate
+//! has no Rust file outside `lib.rs` and `bin/` ([`unhashed_lab_files`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -215,12 +219,97 @@ fn check_one(root: &Path, path: &Path) -> Option<LabProblem> {
     let Some(recorded) = field("code_hash") else {
         return bad("no \"code_hash\" string: not written by a lab".to_string());
     };
-    let command = field("command").unwrap_or_else(|| command(&stem));
+    let Some(command) = field("command") else {
+        return bad("no \"command\" string: its provenance is incomplete".to_string());
+    };
+    if json.get("results").is_none_or(|r| r.is_null()) {
+        return bad("no \"results\": nothing for a chapter to read".to_string());
+    }
     let now = match code_hash(root, &stem) {
         Ok(h) => h,
         Err(e) => return bad(format!("cannot hash its code: {e}")),
     };
     (recorded != now).then(|| LabProblem { file, kind: ProblemKind::Stale { recorded, now, command } })
+}
+
+/// Rust files of the labs crate that no code hash covers (anything under `labs/src` but
+/// `lib.rs` and `bin/*.rs`): code a lab runs there could change without making its results
+/// stale.
+pub fn unhashed_lab_files(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.filter_map(|e| e.ok()) {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root.join("labs/src"), &mut files);
+    let bin = root.join(BIN_DIR);
+    let mut out: Vec<String> = files
+        .into_iter()
+        .filter(|p| *p != root.join("labs/src/lib.rs") && p.parent() != Some(bin.as_path()))
+        .map(|p| p.strip_prefix(root).unwrap_or(&p).display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// `arl::NAME` / `agentrl::NAME` (and `arl::{A, B}`) in a lab's source whose NAME comes from a
+/// chapter after the one the lab declares (`chapter_of` maps a saved name to its chapter
+/// number) -> `file:line: ...` reports. The hash of such a lab would not cover that chapter.
+pub fn undeclared_uses(root: &Path, chapter_of: &dyn Fn(&str) -> Option<u32>) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root.join(BIN_DIR)) else { return Vec::new() };
+    let mut bins: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    bins.retain(|p| p.extension().is_some_and(|x| x == "rs"));
+    bins.sort();
+    let mut reports = Vec::new();
+    for bin in bins {
+        let Ok(source) = std::fs::read_to_string(&bin) else { continue };
+        let Some(declared) = declared_chapter(&source) else { continue };
+        let rel = bin.strip_prefix(root).unwrap_or(&bin).display().to_string();
+        for (k, line) in source.lines().enumerate() {
+            for name in agentrl_names(line) {
+                if let Some(ch) = chapter_of(&name).filter(|&ch| ch > declared) {
+                    reports.push(format!(
+                        "error: {rel}:{}: `{name}` comes from chapter {ch:02}, but the lab declares \
+                         `//! Uses chapters up to {declared:02}.`, so its results would not go stale when \
+                         chapter {ch:02} changes: raise the declaration (and rerun the lab)",
+                        k + 1
+                    ));
+                }
+            }
+        }
+    }
+    reports
+}
+
+/// The names a line takes from the crate: `arl::a`, `agentrl::b`, `arl::{c, d::e}` -> a, b, c, d.
+fn agentrl_names(line: &str) -> Vec<String> {
+    let code = line.split("//").next().unwrap_or("");
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut names = Vec::new();
+    for prefix in ["arl::", "agentrl::"] {
+        for (at, _) in code.match_indices(prefix) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue; // part of a longer path or name
+            }
+            let rest = &code[at + prefix.len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let group = group.split('}').next().unwrap_or("");
+                names.extend(group.split(',').map(|n| ident(n.trim())).filter(|n| !n.is_empty()));
+            } else {
+                names.push(ident(rest));
+            }
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
 }
 
 #[cfg(test)]
@@ -250,6 +339,46 @@ mod tests {
             "{{\n  \"lab\": \"{lab}\",\n  \"command\": \"scripts/lab.sh {lab}\",\n  \"code_hash\": \"{hash}\",\n  \"results\": {{}}\n}}\n"
         );
         std::fs::write(root.join(RESULTS_DIR).join(format!("{lab}.json")), text).unwrap();
+    }
+
+    #[test]
+    fn a_lab_using_a_later_chapter_than_it_declares_is_reported() {
+        let tmp = repo();
+        let r = tmp.path();
+        let bin = r.join(BIN_DIR).join("demo.rs");
+        let text = "//! Uses chapters up to 04.\nuse agentrl as arl;\nfn main() {\n    let t = arl::make_tasks(); // arl::late in a comment\n    arl::{rename_token, make_env}(t);\n}\n";
+        std::fs::write(&bin, text).unwrap();
+        let chapter_of = |name: &str| match name {
+            "make_tasks" => Some(4),
+            "rename_token" => Some(9),
+            "make_env" | "late" => Some(9),
+            _ => None,
+        };
+        let reports = undeclared_uses(r, &chapter_of);
+        assert_eq!(reports.len(), 2, "{reports:?}");
+        assert!(reports[0].contains("labs/src/bin/demo.rs:5: `rename_token` comes from chapter 09"), "{reports:?}");
+        // Code outside lib.rs and bin/ is covered by no hash.
+        assert!(unhashed_lab_files(r).is_empty());
+        std::fs::write(r.join("labs/src/helpers.rs"), "pub fn seeds() {}\n").unwrap();
+        assert_eq!(unhashed_lab_files(r), vec!["labs/src/helpers.rs".to_string()]);
+    }
+
+    #[test]
+    fn a_results_file_needs_its_command_and_results() {
+        let tmp = repo();
+        let r = tmp.path();
+        let hash = code_hash(r, "demo").unwrap();
+        std::fs::create_dir_all(r.join(RESULTS_DIR)).unwrap();
+        let path = r.join(RESULTS_DIR).join("demo.json");
+        for (text, why) in [
+            (format!("{{\"lab\": \"demo\", \"code_hash\": \"{hash}\", \"results\": {{}}}}"), "no \"command\""),
+            (format!("{{\"lab\": \"demo\", \"command\": \"x\", \"code_hash\": \"{hash}\", \"results\": null}}"), "no \"results\""),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let (problems, _) = check_results(r);
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(problems[0].to_string().contains(why), "{}", problems[0]);
+        }
     }
 
     #[test]

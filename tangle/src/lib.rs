@@ -28,21 +28,55 @@ pub fn tangle_book(book: &Book) -> Result<Tangled, BookError> {
     })
 }
 
-/// Write `crate_dir` and the reference page; removes modules of chapters that are gone.
-pub fn write(book: &Book, tangled: &Tangled, crate_dir: &Path) -> std::io::Result<()> {
+/// Write `crate_dir` and the reference page; removes modules of chapters that are gone
+/// (`src/*.rs` that no chapter writes) -> the removed paths. Other files tangle did not write
+/// are left alone (`stale` reports them).
+pub fn write(book: &Book, tangled: &Tangled, crate_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     library::write_files(crate_dir, &tangled.crate_files)?;
-    for orphan in library::orphan_modules(crate_dir, &tangled.crate_files) {
+    let orphans = library::orphan_modules(crate_dir, &tangled.crate_files);
+    for orphan in &orphans {
         std::fs::remove_file(orphan)?;
     }
-    library::write_files(&book.dir, std::slice::from_ref(&tangled.reference))
+    library::write_files(&book.dir, std::slice::from_ref(&tangled.reference))?;
+    Ok(orphans)
+}
+
+/// Why a path is not as a fresh tangle would leave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Staleness {
+    /// A fresh tangle writes it; it is not there.
+    Missing,
+    /// A fresh tangle writes other content.
+    Differs,
+    /// A fresh tangle does not write it (an old chapter's module, a hand-added file).
+    NotGenerated,
+}
+
+impl std::fmt::Display for Staleness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Staleness::Missing => "is missing (a fresh tangle writes it)",
+            Staleness::Differs => "differs from a fresh tangle",
+            Staleness::NotGenerated => "is not written by tangle (the crate holds generated files only)",
+        })
+    }
+}
+
+/// Paths whose committed content differs from a fresh tangle, and why.
+pub fn stale_reasons(book: &Book, tangled: &Tangled, crate_dir: &Path) -> Vec<(PathBuf, Staleness)> {
+    let why = |p: PathBuf| {
+        let reason = if p.exists() { Staleness::Differs } else { Staleness::Missing };
+        (p, reason)
+    };
+    let mut stale: Vec<_> = library::stale_files(crate_dir, &tangled.crate_files).into_iter().map(why).collect();
+    stale.extend(library::foreign_files(crate_dir, &tangled.crate_files).into_iter().map(|p| (p, Staleness::NotGenerated)));
+    stale.extend(library::stale_files(&book.dir, std::slice::from_ref(&tangled.reference)).into_iter().map(why));
+    stale
 }
 
 /// Paths whose committed content differs from a fresh tangle.
 pub fn stale(book: &Book, tangled: &Tangled, crate_dir: &Path) -> Vec<PathBuf> {
-    let mut stale = library::stale_files(crate_dir, &tangled.crate_files);
-    stale.extend(library::orphan_modules(crate_dir, &tangled.crate_files));
-    stale.extend(library::stale_files(&book.dir, std::slice::from_ref(&tangled.reference)));
-    stale
+    stale_reasons(book, tangled, crate_dir).into_iter().map(|(p, _)| p).collect()
 }
 
 #[cfg(test)]
@@ -78,7 +112,7 @@ mod tests {
         assert!(lib.contains("pub mod ch01_one;") && lib.contains("pub use ch02_two::*;"), "{lib}");
         let m1 = std::fs::read_to_string(out.join("src/ch01_one.rs")).unwrap();
         assert_eq!(m1.matches("use std::fmt;").count(), 1, "identical uses are merged:\n{m1}");
-        assert!(m1.contains(&format!("// generated from {}, saved block 1\n/// One.", book.chapters[0].path.display())), "{m1}");
+        assert!(m1.contains("// generated from book/src/01-one.md, saved block 1\n/// One."), "{m1}");
         let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
         assert!(page.contains("| `two() -> i64` | Two, from one. |"), "{page}");
 
@@ -93,9 +127,38 @@ mod tests {
         let book = book_in(tmp.path(), &[("01-one.md", CH1)]);
         let tangled = tangle_book(&book).unwrap();
         assert!(stale(&book, &tangled, &out).contains(&out.join("src/ch02_two.rs")));
-        write(&book, &tangled, &out).unwrap();
+        assert_eq!(write(&book, &tangled, &out).unwrap(), vec![out.join("src/ch02_two.rs")]);
         assert!(!out.join("src/ch02_two.rs").exists());
         assert!(stale(&book, &tangled, &out).is_empty());
+
+        // Files tangle never writes (cargo would build them) are reported, and kept by write.
+        for extra in ["build.rs", "src/extra/mod.rs", "src/bin/x.rs"] {
+            std::fs::create_dir_all(out.join(extra).parent().unwrap()).unwrap();
+            std::fs::write(out.join(extra), "fn main() {}\n").unwrap();
+        }
+        std::fs::create_dir_all(out.join("target/debug")).unwrap();
+        std::fs::write(out.join("target/debug/x"), "").unwrap();
+        std::fs::write(out.join("Cargo.lock"), "").unwrap();
+        let reasons = stale_reasons(&book, &tangled, &out);
+        let foreign: Vec<_> = reasons.iter().filter(|(_, why)| *why == Staleness::NotGenerated).map(|(p, _)| p.clone()).collect();
+        assert_eq!(foreign, vec![out.join("build.rs"), out.join("src/bin/x.rs"), out.join("src/extra/mod.rs")]);
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        write(&book, &tangled, &out).unwrap();
+        assert!(out.join("build.rs").exists(), "write removes only old chapter modules");
+        std::fs::remove_file(out.join("src/lib.rs")).unwrap();
+        assert!(stale_reasons(&book, &tangled, &out).contains(&(out.join("src/lib.rs"), Staleness::Missing)));
+    }
+
+    #[test]
+    fn a_summary_line_naming_a_chapter_without_a_link_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let book = book_in(tmp.path(), &[("01-one.md", CH1), ("02-two.md", CH2)]);
+        let summary = book.dir.join("src/SUMMARY.md");
+        let text = std::fs::read_to_string(&summary).unwrap().replace("[02-two.md](02-two.md)", "[Two] (02-two.md)");
+        std::fs::write(&summary, text).unwrap();
+        let err = Book::load(&book.dir).err().unwrap();
+        assert_eq!(err.line, 4, "{err}");
+        assert!(err.message.contains("names 02-two.md but holds no link to it"), "{err}");
     }
 
     #[test]

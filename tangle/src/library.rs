@@ -163,6 +163,20 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
                 ),
             ));
         }
+        // Each item is emitted as whole lines (with its own "generated from" comment), so
+        // an item that starts on the line where the one before it ends cannot be split off.
+        if first_line < next_free_line {
+            return Err(BookError::new(
+                path,
+                md_line(first_line),
+                format!(
+                    "two items share line {} of the saved block opened at line {}: put each item on a \
+                     line of its own",
+                    md_line(first_line),
+                    block.fence_line
+                ),
+            ));
+        }
         // Comments just above an item belong to it; blank lines before them do not.
         let mut start = next_free_line.min(first_line);
         while start < first_line && code_lines[start - 1].trim().is_empty() {
@@ -293,7 +307,10 @@ fn use_leaves(u: &syn::ItemUse) -> Vec<String> {
     walk(&u.tree, if u.leading_colon.is_some() { "::".into() } else { String::new() }, &mut paths);
     let vis = u.vis.to_token_stream().to_string();
     let vis = if vis.is_empty() { String::new() } else { format!("{vis} ") };
-    paths.into_iter().map(|p| format!("{vis}use {p};")).collect()
+    // Attributes (`#[cfg(test)]`) are part of what a leaf imports: the same path under
+    // another attribute is another import, not a repeat.
+    let attrs: String = u.attrs.iter().map(|a| format!("{} ", a.to_token_stream())).collect();
+    paths.into_iter().map(|p| format!("{attrs}{vis}use {p};")).collect()
 }
 
 /// The imports already emitted into one scope. Saved blocks each carry the `use` lines
@@ -487,9 +504,14 @@ impl GeneratedFile {
     }
 }
 
-/// `book/src/02-rl-fundamentals.md`, as the book directory was given.
+/// `book/src/02-rl-fundamentals.md`: the book folder's name, not the path it was given by,
+/// so that a tangle run with `--book ../book` or an absolute path writes the same crate.
 pub fn display_path(chapter: &Chapter) -> String {
-    chapter.path.display().to_string()
+    let book_dir = chapter.path.parent().and_then(Path::parent).and_then(Path::file_name);
+    match book_dir {
+        Some(name) => format!("{}/src/{}", name.to_string_lossy(), chapter.file),
+        None => chapter.path.display().to_string(),
+    }
 }
 
 /// The `agentrl` crate built from `book.chapters[..upto]`: Cargo.toml, lib.rs, one module per chapter.
@@ -666,6 +688,34 @@ pub fn stale_files(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
     stale
 }
 
+/// Every file under `dir` that a fresh tangle would not write (a removed chapter's module,
+/// a hand-added `build.rs` or `src/extra/mod.rs`, which cargo would build too), except the
+/// lockfile and `target/` folders.
+pub fn foreign_files(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
+    fn walk(path: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(path) else { return };
+        for entry in entries.filter_map(|e| e.ok()) {
+            let (p, kind) = (entry.path(), entry.file_type());
+            if kind.as_ref().is_ok_and(|k| k.is_dir()) {
+                if entry.file_name() != "target" {
+                    walk(&p, out);
+                }
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    walk(dir, &mut all);
+    let mut foreign: Vec<PathBuf> = all
+        .into_iter()
+        .filter(|p| *p != dir.join("Cargo.lock"))
+        .filter(|p| !files.iter().any(|f| dir.join(&f.rel_path) == *p))
+        .collect();
+    foreign.sort();
+    foreign
+}
+
 /// `.rs` files under `dir/src` that a fresh tangle would not write (a removed chapter's module).
 pub fn orphan_modules(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir.join("src")) else { return Vec::new() };
@@ -730,6 +780,29 @@ mod tests {
             .map(|i| i.text)
             .collect();
         assert_eq!(kept, vec!["use tch::{Kind, Tensor};", "use tch::nn;", "use std::fmt::{self, Write as _};"]);
+    }
+
+    #[test]
+    fn two_items_on_one_line_are_an_error_not_emitted_twice() {
+        let ch = chapter("```rust\n//@save\nfn a() -> i32 { 1 } fn b() -> i32 { 2 }\n```\n");
+        let err = saved_items(&ch, &ch.blocks[0]).unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.message.contains("two items share line 3"), "{err}");
+        let ch = chapter("```rust\n//@save\nuse std::fmt; use std::io;\n```\n");
+        assert!(saved_items(&ch, &ch.blocks[0]).is_err());
+    }
+
+    #[test]
+    fn a_use_under_an_attribute_does_not_hide_the_plain_one() {
+        let ch = chapter("```rust\n//@save\n#[cfg(test)]\nuse std::fmt;\n```\n\n```rust\n//@save\nuse std::fmt;\n```\n");
+        let mut uses = UseSet::default();
+        let kept: Vec<SavedItem> = ch
+            .saved_blocks()
+            .flat_map(|b| saved_items(&ch, b).unwrap())
+            .filter_map(|item| uses.admit(item))
+            .collect();
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert_eq!(kept[1].text, "use std::fmt;");
     }
 
     #[test]

@@ -10,9 +10,9 @@ struct Cli {
     /// The book directory (holds src/SUMMARY.md).
     #[arg(long, default_value = "book")]
     book: PathBuf,
-    /// Where the generated crate goes.
-    #[arg(long, default_value = "agentrl")]
-    out: PathBuf,
+    /// Where the generated crate goes [default: agentrl/ beside the book folder].
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Write nothing; exit 1 naming each file that differs from a fresh tangle, and each
     /// lab results file (labs/results/*.json) whose code hash no longer matches the code.
     #[arg(long)]
@@ -71,6 +71,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    for path in &book.unlisted {
+        eprintln!(
+            "warning: {} is not listed in {}, so it is not part of the book and its saved blocks are not tangled",
+            path.display(),
+            cli.book.join("src/SUMMARY.md").display()
+        );
+    }
+    // The crate sits beside the book folder, as labs/ does (the lab check reads it there).
+    let out = cli.out.clone().unwrap_or_else(|| root.join("agentrl"));
     let tangled = match tangle::tangle_book(&book) {
         Ok(t) => t,
         Err(e) => {
@@ -79,17 +88,26 @@ fn main() -> ExitCode {
         }
     };
     if cli.check {
-        let stale = tangle::stale(&book, &tangled, &cli.out);
+        let stale = tangle::stale_reasons(&book, &tangled, &out);
         if stale.is_empty() {
             println!("agentrl is up to date with the book ({} chapters)", book.chapters.len());
         } else {
-            for path in &stale {
-                eprintln!("stale: {} differs from a fresh tangle", path.display());
+            for (path, why) in &stale {
+                eprintln!("stale: {} {why}", path.display());
             }
-            eprintln!("run `cargo run -p tangle` and commit the result");
+            if stale.iter().any(|(_, why)| *why != tangle::Staleness::NotGenerated) {
+                eprintln!("run `cargo run -p tangle` and commit the result");
+            }
+            if stale.iter().any(|(_, why)| *why == tangle::Staleness::NotGenerated) {
+                eprintln!("remove the files tangle does not write (it removes old chapter modules itself)");
+            }
         }
         let (problems, checked) =
             if cli.skip_labs { (Vec::new(), 0) } else { tangle::labs::check_results(&root) };
+        let mut problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        if !cli.skip_labs {
+            problems.extend(lab_code_problems(&book, &root));
+        }
         if problems.is_empty() {
             if checked > 0 {
                 println!("lab results are up to date with their code ({checked} file(s) in {})", tangle::labs::RESULTS_DIR);
@@ -104,14 +122,24 @@ fn main() -> ExitCode {
         }
         return if stale.is_empty() && problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     }
-    if let Err(e) = tangle::write(&book, &tangled, &cli.out) {
-        eprintln!("error: writing {}: {e}", cli.out.display());
-        return ExitCode::from(2);
+    match tangle::write(&book, &tangled, &out) {
+        Ok(removed) => {
+            for path in removed {
+                println!("removed {} (no chapter saves it any more)", path.display());
+            }
+        }
+        Err(e) => {
+            eprintln!("error: writing {}: {e}", out.display());
+            return ExitCode::from(2);
+        }
+    }
+    for (path, _) in tangle::stale_reasons(&book, &tangled, &out) {
+        eprintln!("warning: {} is not written by tangle; remove it (the crate holds generated files only)", path.display());
     }
     let items: usize = tangled.crate_files.iter().map(|f| f.content.matches("// generated from ").count()).sum();
     println!(
         "wrote {} ({} files, {} items) and {}",
-        cli.out.display(),
+        out.display(),
         tangled.crate_files.len(),
         items,
         book.dir.join(&tangled.reference.rel_path).display()
@@ -120,5 +148,30 @@ fn main() -> ExitCode {
     for problem in tangle::labs::check_results(&root).0 {
         eprintln!("note: {problem}");
     }
+    for problem in lab_code_problems(&book, &root) {
+        eprintln!("note: {problem}");
+    }
     ExitCode::SUCCESS
+}
+
+/// What would let a lab's code change without its results going stale: a name from a chapter
+/// after the one it declares, or lab code outside the files the hash covers.
+fn lab_code_problems(book: &tangle::Book, root: &std::path::Path) -> Vec<String> {
+    let mut chapter_of = std::collections::HashMap::new();
+    if let Ok(chapters) = tangle::library::collect(book, book.chapters.len()) {
+        for ch in chapters {
+            let Ok(number) = book.chapters[ch.chapter].id.parse::<u32>() else { continue };
+            for name in ch.items.into_iter().filter_map(|item| item.name) {
+                chapter_of.insert(name, number);
+            }
+        }
+    }
+    let mut problems = tangle::labs::undeclared_uses(root, &|name| chapter_of.get(name).copied());
+    for file in tangle::labs::unhashed_lab_files(root) {
+        problems.push(format!(
+            "error: {file}: no lab's code hash covers it (the hash takes labs/src/lib.rs and the lab's own \
+             labs/src/bin/NAME.rs): move the code into labs/src/lib.rs"
+        ));
+    }
+    problems
 }
