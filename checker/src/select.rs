@@ -1,11 +1,11 @@
-//! Chapter selectors: `all`, `02`, `02,05-07`, `A`.
+//! Chapter selectors: `all`, `02`, `02,05-07`, `05-`, `A`.
 
 use tangle::Book;
 
 /// Indices (build order) of the chapters `spec` names, or an error listing the valid ids.
 pub fn select(book: &Book, spec: &str) -> Result<Vec<usize>, String> {
     let valid = || {
-        format!("valid chapters: {} (or `all`; ranges like `02-05`; lists like `00,02`)", book.ids().join(", "))
+        format!("valid chapters: {} (or `all`; ranges like `02-05` or `05-`; lists like `00,02`)", book.ids().join(", "))
     };
     let mut chosen = Vec::new();
     for part in spec.split(',').map(str::trim) {
@@ -31,7 +31,9 @@ pub fn select(book: &Book, spec: &str) -> Result<Vec<usize>, String> {
         };
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b) = (index(a)?, index(b)?);
+                // `05-` runs to the last chapter, `-05` from the first
+                let a = if a.is_empty() { 0 } else { index(a)? };
+                let b = if b.is_empty() { book.chapters.len().saturating_sub(1) } else { index(b)? };
                 if a > b {
                     return Err(format!("chapter range `{part}` runs backwards; {}", valid()));
                 }
@@ -81,5 +83,7 @@ mod tests {
         assert!(err.contains("unknown chapter `03`") && err.contains("00, 01, 02, 05, 06, 07, A"), "{err}");
         assert!(select(&b, "07-05").unwrap_err().contains("backwards"));
         assert!(select(&b, "02,").is_err());
+        assert_eq!(select(&b, "06-").unwrap(), vec![4, 5, 6]);
+        assert_eq!(select(&b, "-01").unwrap(), vec![0, 1]);
     }
 }
