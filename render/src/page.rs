@@ -54,7 +54,8 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     for block in &blocks {
         let prefix = line_prefix(source, block.span.start);
-        let indent = prefix.chars().all(|c| c == ' ' || c == '\t').then_some(prefix);
+        // Indentation (a list item) or a blockquote's `>`: the wrappers repeat it on each line.
+        let indent = prefix.chars().all(|c| c == ' ' || c == '\t' || c == '>').then_some(prefix);
         match block.kind {
             BlockKind::Saved => {
                 let names: Vec<String> = tangle::library::saved_items(&chapter, block)?
@@ -194,8 +195,9 @@ fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str)
         let list: Vec<String> = names.iter().map(|n| format!("<code>arl::{}</code>", html_escape(n))).collect();
         let _ = write!(label, ": {}", list.join(", "));
     }
+    let blank = indent.trim_end();
     format!(
-        "<div class=\"{SAVED_CLASS}\">\n{indent}<div class=\"{SAVED_LABEL_CLASS}\">{label}</div>\n\n{indent}{code}\n\n{indent}</div>"
+        "<div class=\"{SAVED_CLASS}\">\n{indent}<div class=\"{SAVED_LABEL_CLASS}\">{label}</div>\n{blank}\n{indent}{code}\n{blank}\n{indent}</div>"
     )
 }
 
@@ -224,7 +226,8 @@ pub fn missing_images(page: &Page) -> Vec<BookError> {
 
 /// The `Output:` paragraph and its ```` ```text ```` fence inside `<div class="arl-output">`.
 fn output_wrapper(output: &str, indent: &str) -> String {
-    format!("<div class=\"{OUTPUT_CLASS}\">\n\n{indent}{output}\n\n{indent}</div>")
+    let blank = indent.trim_end();
+    format!("<div class=\"{OUTPUT_CLASS}\">\n{blank}\n{indent}{output}\n{blank}\n{indent}</div>")
 }
 
 /// A diagram the bundled mermaid script draws in the browser; its source stays readable
@@ -289,6 +292,15 @@ mod tests {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].line, 5);
         assert!(errors[0].message.contains("image figures/gone.svg does not exist"), "{}", errors[0]);
+    }
+
+    #[test]
+    fn blocks_in_a_blockquote_are_wrapped_inside_it() {
+        let src = "> **Note.**\n>\n> ```rust\n> //@save\n> /// One.\n> pub fn one() -> i64 { 1 }\n> ```\n>\n> ```rust\n> println!(\"x\");\n> ```\n>\n> Output:\n>\n> ```text\n> x\n> ```\n\nAfter.\n";
+        let out = render(src);
+        assert!(out.contains("> <div class=\"arl-output\">\n>\n> Output:\n>\n> ```text\n> x\n> ```\n>\n> </div>\n"), "{out}");
+        assert!(out.contains("> <div class=\"arl-saved\">\n> <div class=\"arl-saved-label\">"), "{out}");
+        assert!(!out.contains("//@save"), "{out}");
     }
 
     #[test]
