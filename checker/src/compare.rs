@@ -113,14 +113,17 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
             "exit status 0",
             never_ran(completed)
         ),
+        // No block owns this output, so refresh cannot record it: it is an error, not a diff.
         Ending::Finished if !result.partial.is_empty() => {
-            j.outputs_differ = true;
-            j.messages.push(format!(
-                "{path}:{}: the program printed after its last block had completed ({} bytes; a Drop as `main` ends?)\n",
+            let text = String::from_utf8_lossy(&result.partial);
+            let shown: Vec<&str> = text.lines().take(5).collect();
+            format!(
+                "{path}:{}: the program printed after its last block had completed ({} bytes; a Drop as `main` \
+                 ends?), which no Output can record:\n  {}\n",
                 line_of(completed),
-                result.partial.len()
-            ));
-            return;
+                result.partial.len(),
+                shown.join("\n  ")
+            )
         }
         Ending::Finished => return,
         Ending::Panicked { location, message } => {

@@ -489,11 +489,15 @@ fn outputs_that_do_not_repeat(
         }
     }
     if first.completed != second.completed && messages.is_empty() {
+        let stopped = first.completed.min(second.completed);
+        let line = runs.get(stopped).map_or(0, |b| b.fence_line);
+        let which = if first.completed < second.completed { "first" } else { "second" };
+        let failure = if first.completed < second.completed { &first.messages } else { &second.messages };
         messages.push(format!(
-            "{}: the program completed {} block(s) on one run and {} on another, so nothing is recorded\n",
+            "{}:{line}: the block completed on one run but not on the other (the {which} run stopped there), \
+             so nothing is recorded; that run said:\n{}",
             chapter.path.display(),
-            first.completed,
-            second.completed
+            failure.join("\n")
         ));
     }
     Ok((!messages.is_empty()).then(|| messages.join("\n")))
@@ -541,6 +545,26 @@ fn report_step(built: &Built, j: compare::Judgement, times: &str) -> Result<Repo
 fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, times: &str) -> Result<Report> {
     let chapter = built.chapter;
     let new_source = refresh::rewrite(chapter, &j.printed);
+    let unrecordable = refresh::unrecordable(chapter, &j.printed, &new_source);
+    if !unrecordable.is_empty() {
+        let reports: Vec<String> = unrecordable
+            .iter()
+            .map(|(block, text)| {
+                let shown: Vec<String> = text.lines().take(3).map(|l| format!("{l:?}")).collect();
+                format!(
+                    "{}:{}: the block printed text an Output block cannot hold as printed (a carriage \
+                     return reads back as a line ending): print it escaped, e.g. with {{:?}}; it began\n  {}",
+                    chapter.path.display(),
+                    block.fence_line,
+                    shown.join("\n  ")
+                )
+            })
+            .collect();
+        return Ok(Report::new(
+            Verdict::Failed,
+            format!("{}: FAILED ({times}); nothing written\n{}\n\n", label(chapter), reports.join("\n")),
+        ));
+    }
     let written = refresh::write_chapter(chapter, &new_source)?;
     if written == Written::ChangedMeanwhile {
         return Ok(Report::new(

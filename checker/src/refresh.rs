@@ -88,6 +88,29 @@ pub fn rewrite(chapter: &Chapter, printed: &[(&CodeBlock, String)]) -> String {
     result
 }
 
+/// The printed blocks whose Output, as `new_source` records it, would not read back as what they
+/// printed (a carriage return, which Markdown takes for a line ending) -> (block, printed).
+pub fn unrecordable<'c>(
+    chapter: &'c Chapter,
+    printed: &[(&'c CodeBlock, String)],
+    new_source: &str,
+) -> Vec<(&'c CodeBlock, String)> {
+    let Ok(reparsed) = tangle::book::parse_blocks(&chapter.path, new_source) else {
+        return printed.to_vec(); // refresh wrote something unreadable: record nothing
+    };
+    let old_runs: Vec<&CodeBlock> = chapter.run_blocks().collect();
+    let new_runs: Vec<&CodeBlock> = reparsed.iter().filter(|b| b.kind == tangle::BlockKind::Run).collect();
+    printed
+        .iter()
+        .filter(|(block, text)| {
+            let Some(k) = old_runs.iter().position(|b| std::ptr::eq(*b, *block)) else { return true };
+            let read_back = new_runs.get(k).map(|b| b.output.as_ref().map_or("", |o| o.text.as_str()));
+            read_back != Some(recorded_form(text).as_str())
+        })
+        .cloned()
+        .collect()
+}
+
 /// How writing a refreshed chapter went.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Written {
@@ -189,6 +212,19 @@ mod tests {
         let new = refresh(&crlf, &["new\n", "x\n"]);
         assert_eq!(new, refresh(SRC, &["new\n", "x\n"]).replace('\n', "\r\n"));
         assert_eq!(refresh(&new, &["new\n", "x\n"]), new);
+    }
+
+    #[test]
+    fn a_carriage_return_cannot_be_recorded() {
+        let ch = chapter(SRC);
+        let runs: Vec<&CodeBlock> = ch.run_blocks().collect();
+        let printed = vec![(runs[0], "cr\r\n".to_string()), (runs[1], "fine\n".to_string())];
+        let new = rewrite(&ch, &printed);
+        let bad = unrecordable(&ch, &printed, &new);
+        assert_eq!(bad.len(), 1);
+        assert!(std::ptr::eq(bad[0].0, runs[0]));
+        let good = vec![(runs[0], "new\n".to_string()), (runs[1], "```\nx\n".to_string())];
+        assert!(unrecordable(&ch, &good, &rewrite(&ch, &good)).is_empty());
     }
 
     #[test]

@@ -349,7 +349,7 @@ fn an_output_fence_without_its_close_is_refused_and_refresh_deletes_no_prose() {
         assert_eq!(code, 2, "{out}");
         assert_contains(
             &out,
-            &["book/src/01-unclosed.md:9: the ```text fence opened here is probably missing its closing fence: line 14 inside it, `\u{60}``rust`"],
+            &["book/src/01-unclosed.md:9: the ```text fence opened here is probably missing its closing fence: line 14 inside it opens another fence (```rust)"],
         );
     }
     assert_eq!(f.read("01-unclosed.md"), before, "the swallowed prose must survive a refresh");
@@ -505,7 +505,7 @@ fn a_missing_closing_fence_is_reported_where_the_block_opened() {
     assert_eq!(code, 2, "{out}");
     assert_contains(
         &out,
-        &["book/src/01-fence.md:3: the ```rust block opened here is probably missing its closing fence: line 9 inside it, `Output:`"],
+        &["book/src/01-fence.md:3: the ```rust block opened here is probably missing its closing fence: line 9 inside it starts an Output block (Output:)"],
     );
     assert!(!out.contains("error["), "no rustc errors about the swallowed prose: {out}");
 }

@@ -386,10 +386,10 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                         ),
                     ));
                 }
+                let opening = source[start..].lines().next().unwrap_or("").trim_start();
                 if is_rust && !ignored {
-                    check_no_swallowed_fence(path, &info, fence_line, code_line, &body)?;
+                    check_no_swallowed_fence(path, opening, fence_line, code_line, &body)?;
                 } else {
-                    let opening = source[start..].lines().next().unwrap_or("").trim_start();
                     check_no_fence_inside(path, &info, fence_line, code_line, opening, &body)?;
                 }
                 let (kind, code, code_line) = if !is_rust || ignored {
@@ -539,39 +539,44 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// A rust block holding a line that opens another fence (```` ```text ````, ```` ```rust ````)
-/// or an `Output:` paragraph followed by a fence has almost surely swallowed prose because
-/// its own closing fence is missing: say so at the line where it opened.
+/// A rust block holding a line that could open another fence (```` ```text ````, ```` ```rust ````:
+/// a run of the fence's character at least as long as its own opening fence, then a word) or an
+/// `Output:` paragraph followed by such a fence has almost surely swallowed prose because its own
+/// closing fence is missing: say so at the line where it opened. (A ```` ````rust ```` block may
+/// hold ```` ```python ```` lines: a shorter run cannot close it.)
 fn check_no_swallowed_fence(
     path: &Path,
-    info: &str,
+    opening: &str,
     fence_line: usize,
     code_line: usize,
     body: &str,
 ) -> Result<(), BookError> {
+    let fence_char = opening.chars().next().unwrap_or('`');
+    let fence_len = opening.chars().take_while(|&c| c == fence_char).count();
+    fn fence_run(line: &str, fence_char: char, fence_len: usize) -> Option<&str> {
+        let t = line.trim_start();
+        let run = t.chars().take_while(|&c| c == '`' || c == '~').count();
+        let same = t.chars().take(run).all(|c| c == fence_char);
+        (same && run >= fence_len).then(|| &t[run..])
+    }
+    let fence_run = |line| fence_run(line, fence_char, fence_len);
     let lines: Vec<&str> = body.lines().collect();
     for (k, line) in lines.iter().enumerate() {
         let t = line.trim();
-        let opens_fence = ["```", "~~~"].iter().any(|f| {
-            t.strip_prefix(f).is_some_and(|rest| {
-                let rest = rest.trim_start_matches(['`', '~']);
-                !rest.is_empty() && rest.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            })
-        });
+        let opens_fence = fence_run(line).is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic()));
         let output_label = t == "Output:"
-            && lines[k + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| {
-                let l = l.trim_start();
-                l.starts_with("```") || l.starts_with("~~~")
-            });
+            && lines[k + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| fence_run(l).is_some());
         if opens_fence || output_label {
             return Err(BookError::new(
                 path,
                 fence_line,
                 format!(
-                    "the ```{info} block opened here is probably missing its closing fence: line {} inside it, \
-                     `{t}`, {}; close the block with ``` before the prose after it",
+                    "the {} block opened here is probably missing its closing fence: line {} inside it {} ({t}); \
+                     close the block with {} before the prose after it",
+                    opening.trim_end(),
                     code_line + k,
-                    if output_label { "starts an Output block" } else { "opens another fence" }
+                    if output_label { "starts an Output block" } else { "opens another fence" },
+                    &opening[..fence_len * fence_char.len_utf8()]
                 ),
             ));
         }
@@ -602,8 +607,8 @@ fn check_no_fence_inside(
                 path,
                 fence_line,
                 format!(
-                    "the {}{info} fence opened here is probably missing its closing fence: line {} inside it, \
-                     `{}`, opens another fence; close the block before the prose after it",
+                    "the {}{info} fence opened here is probably missing its closing fence: line {} inside it \
+                     opens another fence ({}); close the block before the prose after it",
                     &opening[..fence_len * fence_char.len_utf8()],
                     code_line + k,
                     t.trim_end()
@@ -734,10 +739,19 @@ mod tests {
         let src = "```rust\nprintln!(\"a\");\n```\n\nOutput:\n\n```text\na\n\nProse.\n\n```rust\nlet b = 2;\n```\n";
         let err = parse(src).unwrap_err();
         assert_eq!(err.line, 7);
-        assert!(err.message.contains("missing its closing fence: line 12 inside it, ````rust`"), "{err}");
+        assert!(err.message.contains("missing its closing fence: line 12 inside it opens another fence (```rust)"), "{err}");
         // A recorded output holding fences has a longer fence (as refresh writes it): fine.
         let ok = "```rust\nprintln!(\"a\");\n```\n\nOutput:\n\n````text\n```rust\nx\n```\n````\n";
         assert_eq!(parse(ok).unwrap()[0].output.as_ref().unwrap().text, "```rust\nx\n```\n");
+    }
+
+    #[test]
+    fn a_longer_fence_may_hold_shorter_fences() {
+        let src = "````rust\nlet prompt = r#\"\n```python\nprint(1)\n```\n\"#;\n````\n";
+        assert_eq!(parse(src).unwrap()[0].kind, BlockKind::Run);
+        let swallowed = "```rust\nlet x = 1;\n\nProse.\n\n```text\nmore\n```\n";
+        let err = parse(swallowed).unwrap_err();
+        assert!(err.message.contains("the ```rust block opened here is probably missing its closing fence: line 6"), "{err}");
     }
 
     #[test]
