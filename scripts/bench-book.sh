@@ -11,28 +11,50 @@
 # With --skip-cold the cache is brought up to date first (untimed), so "no-op" is one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { sed -n '2,11s/^# \{0,1\}//p' "$0"; }
 skip_cold=0
-if [ "${1:-}" = "--skip-cold" ]; then skip_cold=1; shift; fi
-chapter=${1:-02}
+chapter=02
+for arg in "$@"; do
+  case $arg in
+    -h | --help) usage; exit 0 ;;
+    --skip-cold) skip_cold=1 ;;
+    -*) echo "bench-book: unknown option $arg" >&2; usage >&2; exit 2 ;;
+    *) chapter=$arg ;;
+  esac
+done
+if ! ls book/src/"$chapter"-*.md >/dev/null 2>&1; then
+  echo "bench-book: no chapter $chapter in book/src (give its number, e.g. 02)" >&2
+  exit 2
+fi
 cargo build -q -p checker
 check=(target/debug/checker)
 now() { date +%s.%N; }
 secs() { python3 -c "print(f\"{$2 - $1:.1f}\")"; }
+# A timed check: its report to LOG, its progress lines to LOG.err; a failure shows both.
+timed_check() {
+  local log=$1
+  shift
+  if ! "${check[@]}" "$@" > "$log" 2> "$log.err"; then
+    echo "bench-book: \`checker $*\` failed; nothing measured:" >&2
+    tail -n 25 "$log" "$log.err" >&2
+    exit 1
+  fi
+}
 
 if [ $skip_cold = 0 ]; then
   rm -rf target/checker
-  t0=$(now); "${check[@]}" --chapters all > target/bench-cold.log; t1=$(now)
+  t0=$(now); timed_check target/bench-cold.log --chapters all; t1=$(now)
   echo "cold full check:      $(secs $t0 $t1) s (budget 1500 s)"
   grep -E '^chapter ' target/bench-cold.log | sed 's/^/  /'
 else
-  t0=$(now); "${check[@]}" --chapters all > /dev/null 2>&1; t1=$(now)
+  t0=$(now); timed_check target/bench-update.log --chapters all; t1=$(now)
   echo "(cache brought up to date first, untimed in the budgets: $(secs $t0 $t1) s)"
 fi
-t0=$(now); "${check[@]}" --chapters all > /dev/null; t1=$(now)
+t0=$(now); timed_check target/bench-noop.log --chapters all; t1=$(now)
 echo "no-op full check:     $(secs $t0 $t1) s (budget 10 s)"
 for jobs in 1 "$(nproc)"; do
   log=target/bench-warm-jobs$jobs.log
-  t0=$(now); "${check[@]}" --chapters all --force --jobs "$jobs" > "$log" 2>/dev/null; t1=$(now)
+  t0=$(now); timed_check "$log" --chapters all --force --jobs "$jobs"; t1=$(now)
   echo "warm --force, --jobs $jobs: $(secs $t0 $t1) s"
 done
 # One chapter's program alone on the machine: the --jobs 1 run is the budget's measure.
@@ -49,7 +71,7 @@ for line in open(sys.argv[1]):
 print(f"  all chapters' programs: {total:.1f} s")
 PY
 
-file=$(ls book/src/${chapter}-*.md)
+file=$(ls book/src/"$chapter"-*.md)
 cp "$file" target/bench-chapter.bak
 trap 'cp target/bench-chapter.bak "$file"' EXIT
 # Append a comment to the last line of the first run block: the program changes, outputs do not.

@@ -17,10 +17,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if ! cargo run --quiet -p tangle -- --check >/dev/null 2>&1; then
+if ! cargo run --quiet -p tangle -- --check --skip-labs >/dev/null 2>&1; then
   echo "bench-model: warning: agentrl/ differs from a fresh tangle of book/src; timing agentrl/ as it is" >&2
 fi
-eval "$(cargo run --quiet -p checker -- --print-env)"
+checker_env=$(cargo run --quiet -p checker -- --print-env) || exit $?  # its error is on stderr
+eval "$checker_env"
 export ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 # the torch Python package is the folder the libtorch install put it in (pip --target)
 export PYTHONPATH="$(dirname "$LIBTORCH")${PYTHONPATH:+:$PYTHONPATH}"

@@ -13,9 +13,10 @@ cd "$root"
 # not stop it (--skip-labs): `tangle --check` (CI) fails on them anyway, and a figure read
 # from a results file is redrawn after `scripts/lab.sh NAME` reruns it.
 if ! cargo run --quiet -p tangle -- --check --skip-labs >/dev/null; then
-  echo "figures: agentrl/ is stale; run \`cargo run -p tangle\` first" >&2
+  echo "figures: \`tangle --check\` failed (above): re-tangle a stale agentrl/ with \`cargo run -p tangle\`, or fix the book" >&2
   exit 1
 fi
-eval "$(cargo run --quiet -p checker -- --print-env)"
+checker_env=$(cargo run --quiet -p checker -- --print-env) || exit $?  # its error is on stderr
+eval "$checker_env"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 cargo run --quiet --manifest-path scripts/figures/Cargo.toml --target-dir target/figures -- book/src/figures "$@"

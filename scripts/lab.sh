@@ -12,9 +12,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [ $# -lt 1 ]; then
+if [ $# -lt 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
   echo "usage: scripts/lab.sh NAME [ARGS]; labs:" $(ls labs/src/bin | sed -n 's/\.rs$//p') >&2
-  exit 2
+  [ $# -ge 1 ] && exit 0 || exit 2
 fi
 name=$1
 shift
@@ -24,13 +24,14 @@ if [ ! -f "labs/src/bin/$name.rs" ]; then
 fi
 # Stale lab results are what this script fixes; a stale agentrl/ (or a broken book) is not.
 if ! cargo run --quiet -p tangle -- --check --skip-labs >/dev/null; then
-  echo "lab: agentrl/ is stale; run \`cargo run -p tangle\` first" >&2
+  echo "lab: \`tangle --check\` failed (above): re-tangle a stale agentrl/ with \`cargo run -p tangle\`, or fix the book" >&2
   exit 1
 fi
 # The code hash before the build: the lab refuses to write results if the code changes meanwhile.
 AGENTRL_LAB_CODE_HASH=$(cargo run --quiet -p tangle -- --lab-hash "$name")
 export AGENTRL_LAB_CODE_HASH
-eval "$(cargo run --quiet -p checker -- --print-env)"
+checker_env=$(cargo run --quiet -p checker -- --print-env) || exit $?  # its error is on stderr
+eval "$checker_env"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 cargo build --quiet --release --manifest-path labs/Cargo.toml --target-dir target/labs --bin "$name"
 exec target/labs/release/"$name" "$@"

@@ -14,6 +14,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/target/site-test
 mkdir -p "$out"
 
+if [[ -n "${CHROMIUM:-}" && ! -x "$CHROMIUM" ]]; then
+  echo "test-site: CHROMIUM=$CHROMIUM is not an executable; point it at a Chromium, or unset it" >&2
+  exit 2
+fi
 start=$SECONDS
 "$root/scripts/render.sh"
 echo "test-site: rendered in $((SECONDS - start)) s"
@@ -22,6 +26,7 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 if [[ ! -x "$chromium" ]]; then
   echo "test-site: installing Debian's chromium" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  [[ -x "$chromium" ]] || { echo "test-site: no $chromium after installing chromium" >&2; exit 1; }
 fi
 site_test=$root/scripts/site-test
 if [[ ! -f "$site_test/node_modules/.package-lock.json" ||
@@ -33,8 +38,9 @@ port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{
 "$root/scripts/serve.sh" "$port" >"$out/serve.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+served=0
 for _ in $(seq 120); do
-  if curl -fs -o /dev/null "http://127.0.0.1:$port/02-rl-fundamentals.html"; then break; fi
+  if curl -fs -o /dev/null "http://127.0.0.1:$port/02-rl-fundamentals.html"; then served=1; break; fi
   if ! kill -0 "$server" 2>/dev/null; then
     echo "test-site: scripts/serve.sh exited:" >&2
     cat "$out/serve.log" >&2
@@ -42,6 +48,11 @@ for _ in $(seq 120); do
   fi
   sleep 0.5
 done
+if [[ $served = 0 ]]; then
+  echo "test-site: scripts/serve.sh did not answer on port $port within 60 s:" >&2
+  cat "$out/serve.log" >&2
+  exit 1
+fi
 
 CHROMIUM=$chromium node "$site_test/test.mjs" "http://127.0.0.1:$port/" "$root/target/book" "$out"
 echo "test-site: passed in $((SECONDS - start)) s"
