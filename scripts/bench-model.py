@@ -676,29 +676,42 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
                 print(f"  B = {b:>2}: Rust {fmt_time(rs / b)} per row, PyTorch {fmt_time(ps / b)} per row")
 
 
+def drive_args(argv):
+    """The driver's options, parsed (argparse exits with a message on a bad one)."""
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench-model.sh",
+        description="TinyAgent in Rust against its PyTorch twin: checked equal, then timed.",
+    )
+    parser.add_argument("data", help=argparse.SUPPRESS)
+    parser.add_argument("rust_bin", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
+    parser.add_argument("--quick", action="store_true", help="chapter 05's model only")
+    parser.add_argument("--patience", type=float, default=900.0,
+                        help="seconds to wait for a quiet machine before keeping loaded pairs (default 900)")
+    parser.add_argument("--only", help="time only the operations containing one of these, comma-separated")
+    a = parser.parse_args(argv)
+    try:
+        a.threads = [int(x) for x in a.threads.split(",")]
+    except ValueError:
+        parser.error(f"--threads: not a comma-separated list of integers: {a.threads}")
+    if a.rounds < 1 or min(a.threads) < 1:
+        parser.error("--rounds and --threads need positive integers")
+    return a
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "check":
         sys.exit(0 if check(sys.argv[2]) else 1)
     if cmd == "serve":
         serve(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "args":  # bench-model.sh checks its options before the build
+        drive_args(["DATA", "RUST_BIN"] + sys.argv[2:])
     elif cmd == "drive":
-        parser = argparse.ArgumentParser(
-            prog="scripts/bench-model.sh",
-            description="TinyAgent in Rust against its PyTorch twin: checked equal, then timed.",
-        )
-        parser.add_argument("data", help=argparse.SUPPRESS)
-        parser.add_argument("rust_bin", help=argparse.SUPPRESS)
-        parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
-        parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
-        parser.add_argument("--quick", action="store_true", help="chapter 05's model only")
-        parser.add_argument("--patience", type=float, default=900.0,
-                            help="seconds to wait for a quiet machine before keeping loaded pairs (default 900)")
-        parser.add_argument("--only", help="time only the operations containing one of these, comma-separated")
-        a = parser.parse_args(sys.argv[2:])
-        threads = [int(x) for x in a.threads.split(",")]
+        a = drive_args(sys.argv[2:])
         only = a.only.split(",") if a.only else None
-        drive(a.data, a.rust_bin, a.rounds, threads, a.quick, a.patience, only)
+        drive(a.data, a.rust_bin, a.rounds, a.threads, a.quick, a.patience, only)
     else:
         raise SystemExit(__doc__)
 

@@ -28,6 +28,7 @@ export PYTHONPATH="$(dirname "$LIBTORCH")${PYTHONPATH:+:$PYTHONPATH}"
 case " $* " in
   *" -h "* | *" --help "*) exec python3 scripts/bench-model.py drive DATA RUST_BIN --help ;;
 esac
+python3 scripts/bench-model.py args "$@" # a bad option stops here, before the build
 cargo build --quiet --release --manifest-path scripts/bench-model/Cargo.toml --target-dir target/bench-model
 bin=target/bench-model/release/agentrl-bench-model
 data=target/bench-model/data
