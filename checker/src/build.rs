@@ -64,11 +64,16 @@ impl ChapterCrate {
         for orphan in tangle::library::orphan_modules(&lib_dir, &self.prefix) {
             std::fs::remove_file(orphan)?;
         }
-        // Pin dependency versions to the book's lock the first time; cargo keeps it after.
+        // Pin dependency versions to the book's lock; cargo adds the chapter's own packages to
+        // the copy, so it is copied again only when the book's lock changes (its content is
+        // noted beside the copy), never left older than the lock the cache key covers.
         let lock = self.dir.join("Cargo.lock");
+        let noted = self.dir.join("Cargo.lock.source");
         if let Some(src) = lockfile {
-            if !lock.exists() {
-                std::fs::copy(src, &lock).with_context(|| format!("copying {}", src.display()))?;
+            let source = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
+            if !lock.exists() || std::fs::read(&noted).ok().as_deref() != Some(source.as_slice()) {
+                std::fs::write(&lock, &source).with_context(|| format!("writing {}", lock.display()))?;
+                std::fs::write(&noted, &source).with_context(|| format!("writing {}", noted.display()))?;
             }
         }
         Ok(())
@@ -293,4 +298,35 @@ pub fn render(krate: &ChapterCrate, d: &Diagnostic) -> String {
     }
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_books_lock_is_copied_again_when_it_changes() {
+        let tmp = std::env::temp_dir().join(format!("arl-lock-{}", std::process::id()));
+        let krate = ChapterCrate {
+            dir: tmp.join("ch-01"),
+            package: "chapter-01".into(),
+            main_rs: GeneratedFile::new("src/main.rs"),
+            prefix: Vec::new(),
+        };
+        let book_lock = tmp.join("Cargo.lock");
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::write(&book_lock, "version 1\n").unwrap();
+        krate.write(Some(&book_lock)).unwrap();
+        let copy = krate.dir.join("Cargo.lock");
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "version 1\n");
+        // cargo's additions to the copy survive while the book's lock is unchanged ...
+        std::fs::write(&copy, "version 1\nchapter-01\n").unwrap();
+        krate.write(Some(&book_lock)).unwrap();
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "version 1\nchapter-01\n");
+        // ... and a new book lock replaces it.
+        std::fs::write(&book_lock, "version 2\n").unwrap();
+        krate.write(Some(&book_lock)).unwrap();
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "version 2\n");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 }

@@ -114,6 +114,49 @@ fn labs_digest(book: &Path) -> Result<String> {
     Ok(to_hex(&h.finalize()))
 }
 
+/// A digest of what a chapter's build and run depend on besides the book, for the cache key:
+/// the files in the Qwen3 tokenizer folder and libtorch's library (by name, size and time:
+/// they are tens of MB), libtorch's version, `rustc -vV`, and the variables that change how
+/// cargo compiles (RUSTFLAGS, CARGO_PROFILE_*, ...).
+fn inputs_digest(env: &[(String, String)]) -> String {
+    let mut h = Sha256::new();
+    let stamp = |h: &mut Sha256, path: &Path| {
+        if let Ok(meta) = std::fs::metadata(path) {
+            let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            h.update(format!("{} {} {:?}\n", path.display(), meta.len(), modified).as_bytes());
+        }
+    };
+    for (k, v) in env {
+        let dir = Path::new(v);
+        if k == qwen3::ENV_VAR {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+                .unwrap_or_default();
+            files.sort();
+            files.iter().for_each(|f| stamp(&mut h, f));
+        } else if k == "LIBTORCH" {
+            h.update(format!("libtorch {:?}\n", libtorch::version_of(dir)).as_bytes());
+            stamp(&mut h, &dir.join("lib").join("libtorch_cpu.so"));
+        }
+    }
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    match std::process::Command::new(rustc).arg("-vV").output() {
+        Ok(out) => h.update(&out.stdout),
+        Err(e) => h.update(format!("rustc -vV: {e}\n").as_bytes()),
+    }
+    let mut build_vars: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| {
+            ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTC", "RUSTC_WRAPPER"].contains(&k.as_str())
+                || k.starts_with("CARGO_PROFILE_")
+        })
+        .collect();
+    build_vars.sort();
+    for (k, v) in build_vars {
+        h.update(format!("{k}={v}\n").as_bytes());
+    }
+    to_hex(&h.finalize())
+}
+
 /// The command that refreshes `ids`, as the user should type it.
 fn refresh_command(opts: &Options, ids: &str) -> String {
     let mut cmd = format!("cargo run -p checker -- --chapters {ids} --refresh");
@@ -154,6 +197,8 @@ struct Ctx<'a> {
     env: Vec<(String, String)>,
     /// [`labs_digest`]: chapters may print lab results, so they are part of every cache key.
     labs: String,
+    /// [`inputs_digest`]: the tokenizer files, libtorch, the toolchain and build settings.
+    inputs: String,
     target_dir: PathBuf,
     lockfile: Option<PathBuf>,
     work: PathBuf,
@@ -180,11 +225,13 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     let env = environment(&opts.book, &mut |msg: &str| progress.println(&format!("checker: {msg}")))
         .map_err(|e| SetupError(format!("{e:#}")))?;
     let labs = labs_digest(&opts.book).map_err(|e| SetupError(format!("lab results: {e:#}")))?;
+    let inputs = inputs_digest(&env);
     let ctx = Ctx {
         opts,
         book: &book,
         env,
         labs,
+        inputs,
         target_dir: opts.cargo_target_dir.clone().unwrap_or_else(|| opts.work_dir.join("target")),
         lockfile: opts.lockfile.clone().or_else(|| {
             let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
@@ -688,6 +735,7 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
     }
     h.update(limit.as_millis().to_le_bytes());
     h.update(format!("labs {}\n", ctx.labs).as_bytes());
+    h.update(format!("inputs {}\n", ctx.inputs).as_bytes());
     to_hex(&h.finalize())
 }
 

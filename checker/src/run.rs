@@ -21,6 +21,11 @@ pub const DETERMINISM_ENV: &[(&str, &str)] = &[
     ("RUST_BACKTRACE", "0"),
 ];
 
+/// The only variables a chapter program inherits from the checker's environment; the rest of
+/// its environment is [`DETERMINISM_ENV`] and what the checker sets (libtorch, the tokenizer
+/// files, the lab results).
+pub const INHERITED_ENV: &[&str] = &["PATH", "HOME", "TMPDIR"];
+
 /// How the program ended.
 #[derive(Debug)]
 pub enum Ending {
@@ -62,6 +67,14 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     let nonce = fresh_nonce();
     let start = Instant::now();
     let mut cmd = Command::new(executable);
+    // A chapter sees only what the cache key covers (and PATH, HOME, TMPDIR), so nothing in the
+    // caller's environment can change what it prints without re-running it.
+    cmd.env_clear();
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
     cmd.env(MARKER_ENV, &nonce)
         .envs(DETERMINISM_ENV.iter().copied())
         .envs(env.iter().map(|(k, v)| (k, v)))

@@ -426,6 +426,15 @@ fn refresh_records_only_outputs_that_repeat_on_a_second_run() {
 }
 
 #[test]
+fn a_chapter_sees_only_the_environment_its_cache_key_covers() {
+    let f = Fixture::new("environment");
+    let mut cmd = f.command(&[]);
+    cmd.env("AGENTRL_PROBE_VAR", "1").env("OMP_NUM_THREADS", "7");
+    let (code, out) = f.output(cmd);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
 fn refresh_never_overwrites_a_chapter_saved_while_it_was_checked() {
     let f = Fixture::new("refresh-race");
     let (code, out) = f.run(&["--refresh"]);
