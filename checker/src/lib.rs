@@ -240,7 +240,18 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         work: std::path::absolute(&opts.work_dir)?,
         progress: progress.clone(),
     };
+    // Two checkers on one work dir would write each other's chapter crates between a cache
+    // key and its build: one at a time (the lock is released when this process ends).
+    std::fs::create_dir_all(&ctx.work).with_context(|| format!("creating {}", ctx.work.display()))?;
+    let lock_path = ctx.work.join("checker.lock");
+    let work_lock =
+        std::fs::File::create(&lock_path).with_context(|| format!("creating {}", lock_path.display()))?;
+    if work_lock.try_lock().is_err() {
+        progress.println(&format!("checker: waiting for another checker using {}", ctx.work.display()));
+        work_lock.lock().with_context(|| format!("locking {}", lock_path.display()))?;
+    }
     let reports = check_chapters(&ctx, &selected, out);
+    drop(work_lock);
     progress.finish();
     let (summary, failed_ids, refreshable) = reports?;
     if opts.refresh {

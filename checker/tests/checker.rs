@@ -435,6 +435,20 @@ fn a_chapter_sees_only_the_environment_its_cache_key_covers() {
 }
 
 #[test]
+fn two_checkers_on_one_work_dir_take_turns() {
+    let f = Fixture::new("hang");
+    // The first holds the work dir for at least the 3 s its hung program runs.
+    let mut first = f.command(&["--time-limit", "3"]);
+    let first = std::thread::spawn(move || first.output());
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (code, out) = f.run(&["--time-limit", "3"]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["checker: waiting for another checker using", "killed after the time limit of 3 s"]);
+    let first = first.join().unwrap().unwrap();
+    assert_eq!(first.status.code(), Some(1));
+}
+
+#[test]
 fn refresh_never_overwrites_a_chapter_saved_while_it_was_checked() {
     let f = Fixture::new("refresh-race");
     let (code, out) = f.run(&["--refresh"]);
