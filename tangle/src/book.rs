@@ -387,11 +387,7 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                     ));
                 }
                 let opening = source[start..].lines().next().unwrap_or("").trim_start();
-                if is_rust && !ignored {
-                    check_no_swallowed_fence(path, opening, fence_line, code_line, &body)?;
-                } else {
-                    check_no_fence_inside(path, &info, fence_line, code_line, opening, &body)?;
-                }
+                check_no_swallowed_fence(path, opening, fence_line, code_line, &body, is_rust && !ignored)?;
                 let (kind, code, code_line) = if !is_rust || ignored {
                     (BlockKind::Ignored, body, code_line)
                 } else if is_save {
@@ -539,17 +535,19 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// A rust block holding a line that could open another fence (```` ```text ````, ```` ```rust ````:
-/// a run of the fence's character at least as long as its own opening fence, then a word) or an
-/// `Output:` paragraph followed by such a fence has almost surely swallowed prose because its own
-/// closing fence is missing: say so at the line where it opened. (A ```` ````rust ```` block may
-/// hold ```` ```python ```` lines: a shorter run cannot close it.)
+/// A fence that holds a line which could open a fence of its own (a run of the fence's
+/// character at least as long as its opening fence, then a word: ```` ```rust ````, ```` ```text ````)
+/// has almost surely swallowed the prose after it because its own closing fence is missing: say
+/// so at the line where it opened. In a rust block an `Output:` paragraph followed by such a run
+/// says the same. (A ```` ````rust ```` block may hold ```` ```python ```` lines: a shorter run
+/// cannot close it; and --refresh writes an Output's fence longer than any backtick run in it.)
 fn check_no_swallowed_fence(
     path: &Path,
     opening: &str,
     fence_line: usize,
     code_line: usize,
     body: &str,
+    rust_block: bool,
 ) -> Result<(), BookError> {
     let fence_char = opening.chars().next().unwrap_or('`');
     let fence_len = opening.chars().take_while(|&c| c == fence_char).count();
@@ -564,54 +562,21 @@ fn check_no_swallowed_fence(
     for (k, line) in lines.iter().enumerate() {
         let t = line.trim();
         let opens_fence = fence_run(line).is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic()));
-        let output_label = t == "Output:"
+        let output_label = rust_block
+            && t == "Output:"
             && lines[k + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| fence_run(l).is_some());
         if opens_fence || output_label {
             return Err(BookError::new(
                 path,
                 fence_line,
                 format!(
-                    "the {} block opened here is probably missing its closing fence: line {} inside it {} ({t}); \
+                    "the {} {} opened here is probably missing its closing fence: line {} inside it {} ({t}); \
                      close the block with {} before the prose after it",
                     opening.trim_end(),
+                    if rust_block { "block" } else { "fence" },
                     code_line + k,
                     if output_label { "starts an Output block" } else { "opens another fence" },
                     &opening[..fence_len * fence_char.len_utf8()]
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A fence of another language (an Output's ```` ```text ````) has swallowed the prose after
-/// it when a line inside could open a fence of its own: a run of the fence's character at least
-/// as long as the opening fence's, then a language word (```` ```rust ````). --refresh writes a
-/// fence longer than any backtick run in the output, so a recorded output never holds such a line.
-fn check_no_fence_inside(
-    path: &Path,
-    info: &str,
-    fence_line: usize,
-    code_line: usize,
-    opening: &str,
-    body: &str,
-) -> Result<(), BookError> {
-    let fence_char = opening.chars().next().unwrap_or('`');
-    let fence_len = opening.chars().take_while(|&c| c == fence_char).count();
-    for (k, line) in body.lines().enumerate() {
-        let t = line.trim_start();
-        let run = t.chars().take_while(|&c| c == fence_char).count();
-        let word_after = t[run * fence_char.len_utf8()..].chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-        if run >= fence_len && word_after {
-            return Err(BookError::new(
-                path,
-                fence_line,
-                format!(
-                    "the {}{info} fence opened here is probably missing its closing fence: line {} inside it \
-                     opens another fence ({}); close the block before the prose after it",
-                    &opening[..fence_len * fence_char.len_utf8()],
-                    code_line + k,
-                    t.trim_end()
                 ),
             ));
         }

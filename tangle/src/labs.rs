@@ -236,27 +236,13 @@ fn check_one(root: &Path, path: &Path) -> Option<LabProblem> {
 /// `lib.rs` and `bin/*.rs`): code a lab runs there could change without making its results
 /// stale.
 pub fn unhashed_lab_files(root: &Path) -> Vec<String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
-        for entry in entries.filter_map(|e| e.ok()) {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|x| x == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&root.join("labs/src"), &mut files);
-    let bin = root.join(BIN_DIR);
-    let mut out: Vec<String> = files
+    let (lib, bin) = (root.join("labs/src/lib.rs"), root.join(BIN_DIR));
+    crate::library::files_under(&root.join("labs/src"))
         .into_iter()
-        .filter(|p| *p != root.join("labs/src/lib.rs") && p.parent() != Some(bin.as_path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter(|p| *p != lib && p.parent() != Some(bin.as_path()))
         .map(|p| p.strip_prefix(root).unwrap_or(&p).display().to_string())
-        .collect();
-    out.sort();
-    out
+        .collect()
 }
 
 /// `arl::NAME` / `agentrl::NAME` (and `arl::{A, B}`) in a lab's source whose NAME comes from a

@@ -688,10 +688,8 @@ pub fn stale_files(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
     stale
 }
 
-/// Every file under `dir` that a fresh tangle would not write (a removed chapter's module,
-/// a hand-added `build.rs` or `src/extra/mod.rs`, which cargo would build too), except the
-/// lockfile and `target/` folders.
-pub fn foreign_files(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
+/// Every file under `dir`, in any subfolder but `target/` (build output), sorted.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     fn walk(path: &Path, out: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(path) else { return };
         for entry in entries.filter_map(|e| e.ok()) {
@@ -707,13 +705,19 @@ pub fn foreign_files(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
     }
     let mut all = Vec::new();
     walk(dir, &mut all);
-    let mut foreign: Vec<PathBuf> = all
+    all.sort();
+    all
+}
+
+/// Every file under `dir` that a fresh tangle would not write (a removed chapter's module,
+/// a hand-added `build.rs` or `src/extra/mod.rs`, which cargo would build too), except the
+/// lockfile and `target/` folders.
+pub fn foreign_files(dir: &Path, files: &[GeneratedFile]) -> Vec<PathBuf> {
+    files_under(dir)
         .into_iter()
         .filter(|p| *p != dir.join("Cargo.lock"))
         .filter(|p| !files.iter().any(|f| dir.join(&f.rel_path) == *p))
-        .collect();
-    foreign.sort();
-    foreign
+        .collect()
 }
 
 /// `.rs` files under `dir/src` that a fresh tangle would not write (a removed chapter's module).

@@ -133,7 +133,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    for (path, _) in tangle::stale_reasons(&book, &tangled, &out) {
+    for path in tangle::library::foreign_files(&out, &tangled.crate_files) {
         eprintln!("warning: {} is not written by tangle; remove it (the crate holds generated files only)", path.display());
     }
     let items: usize = tangled.crate_files.iter().map(|f| f.content.matches("// generated from ").count()).sum();
