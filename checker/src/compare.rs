@@ -127,9 +127,10 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
         }
         Ending::Finished => return,
         Ending::Panicked { location, message } => {
-            let who = match completed < runs.len() {
-                true => "the block panicked".to_string(),
-                false => format!("the program panicked {}", when(completed)),
+            let who = if completed < runs.len() {
+                "the block panicked".to_string()
+            } else {
+                format!("the program panicked {}", when(completed))
             };
             format!(
                 "{path}:{}: {who}: {message}\n  panic at {}{}\n",

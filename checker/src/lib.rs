@@ -115,10 +115,11 @@ fn labs_digest(book: &Path) -> Result<String> {
 }
 
 /// A digest of what a chapter's build and run depend on besides the book, for the cache key:
-/// the files in the Qwen3 tokenizer folder and libtorch's library (by name, size and time:
-/// they are tens of MB), libtorch's version, `rustc -vV`, and the variables that change how
-/// cargo compiles (RUSTFLAGS, CARGO_PROFILE_*, ...).
-fn inputs_digest(env: &[(String, String)]) -> String {
+/// the checker itself (a rebuilt one may judge differently), the files in the Qwen3 tokenizer
+/// folder and libtorch's library (these by name, size and time: they are tens of MB), the
+/// book's lockfile, libtorch's version, `rustc -vV`, and the variables that change how cargo
+/// compiles (RUSTFLAGS, CARGO_PROFILE_*, ...). Computed once per run.
+fn inputs_digest(env: &[(String, String)], lockfile: Option<&Path>) -> String {
     let mut h = Sha256::new();
     let stamp = |h: &mut Sha256, path: &Path| {
         if let Ok(meta) = std::fs::metadata(path) {
@@ -126,6 +127,12 @@ fn inputs_digest(env: &[(String, String)]) -> String {
             h.update(format!("{} {} {:?}\n", path.display(), meta.len(), modified).as_bytes());
         }
     };
+    if let Ok(exe) = std::env::current_exe() {
+        stamp(&mut h, &exe);
+    }
+    if let Some(lock) = lockfile.and_then(|p| std::fs::read(p).ok()) {
+        h.update(&lock);
+    }
     for (k, v) in env {
         let dir = Path::new(v);
         if k == qwen3::ENV_VAR {
@@ -225,7 +232,11 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     let env = environment(&opts.book, &mut |msg: &str| progress.println(&format!("checker: {msg}")))
         .map_err(|e| SetupError(format!("{e:#}")))?;
     let labs = labs_digest(&opts.book).map_err(|e| SetupError(format!("lab results: {e:#}")))?;
-    let inputs = inputs_digest(&env);
+    let lockfile = opts.lockfile.clone().or_else(|| {
+        let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
+        default.exists().then_some(default)
+    });
+    let inputs = inputs_digest(&env, lockfile.as_deref());
     let ctx = Ctx {
         opts,
         book: &book,
@@ -233,23 +244,14 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         labs,
         inputs,
         target_dir: opts.cargo_target_dir.clone().unwrap_or_else(|| opts.work_dir.join("target")),
-        lockfile: opts.lockfile.clone().or_else(|| {
-            let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
-            default.exists().then_some(default)
-        }),
+        lockfile,
         work: std::path::absolute(&opts.work_dir)?,
         progress: progress.clone(),
     };
     // Two checkers on one work dir would write each other's chapter crates between a cache
     // key and its build: one at a time (the lock is released when this process ends).
-    std::fs::create_dir_all(&ctx.work).with_context(|| format!("creating {}", ctx.work.display()))?;
-    let lock_path = ctx.work.join("checker.lock");
-    let work_lock =
-        std::fs::File::create(&lock_path).with_context(|| format!("creating {}", lock_path.display()))?;
-    if work_lock.try_lock().is_err() {
-        progress.println(&format!("checker: waiting for another checker using {}", ctx.work.display()));
-        work_lock.lock().with_context(|| format!("locking {}", lock_path.display()))?;
-    }
+    let waiting = format!("checker: waiting for another checker using {}", ctx.work.display());
+    let work_lock = libtorch::lock_file(&ctx.work.join("checker.lock"), &waiting, &mut |m| progress.println(m))?;
     let reports = check_chapters(&ctx, &selected, out);
     drop(work_lock);
     progress.finish();
@@ -503,13 +505,16 @@ fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
     let times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
     let mut report = if !ctx.opts.refresh {
         report_step(&built, judgement, &times)?
-    } else if let Some(differences) = outputs_that_do_not_repeat(ctx, &built, &runs, &judgement)? {
-        Report::new(
-            Verdict::Failed,
-            format!("{}: FAILED ({times}); nothing written\n{differences}\n", label(chapter)),
-        )
     } else {
-        refresh_step(ctx, &built, judgement, &times)?
+        let new_source = refresh::rewrite(chapter, &judgement.printed);
+        let changes = new_source != chapter.source;
+        match outputs_that_do_not_repeat(ctx, &built, &runs, &judgement, changes)? {
+            Some(differences) => Report::new(
+                Verdict::Failed,
+                format!("{}: FAILED ({times}); nothing written\n{differences}\n", label(chapter)),
+            ),
+            None => refresh_step(ctx, &built, judgement, new_source, &times)?,
+        }
     };
     if ctx.opts.timings {
         report.text.push_str(&block_timings(chapter, &runs, &result));
@@ -519,14 +524,16 @@ fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
 
 /// Refresh records only outputs that repeat: before it rewrites a chapter, the program runs a
 /// second time, and each block must print the same bytes again -> the blocks that did not.
+/// `changes`: the refresh would rewrite the chapter.
 fn outputs_that_do_not_repeat(
     ctx: &Ctx,
     built: &Built,
     runs: &[&CodeBlock],
     first: &compare::Judgement,
+    changes: bool,
 ) -> Result<Option<String>> {
     let chapter = built.chapter;
-    if refresh::rewrite(chapter, &first.printed) == chapter.source {
+    if !changes {
         return Ok(None); // nothing to record: this run already repeated the recorded outputs
     }
     let again = run::run(&built.executable, &ctx.env, ctx.opts.time_limit)?;
@@ -600,9 +607,8 @@ fn report_step(built: &Built, j: compare::Judgement, times: &str) -> Result<Repo
 
 /// Step 5b: rewrite the Output blocks of the blocks that completed (never of blocks that
 /// did not run, nor an output over the limit), only if the file still holds what was read.
-fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, times: &str) -> Result<Report> {
+fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, new_source: String, times: &str) -> Result<Report> {
     let chapter = built.chapter;
-    let new_source = refresh::rewrite(chapter, &j.printed);
     let unrecordable = refresh::unrecordable(chapter, &j.printed, &new_source);
     if !unrecordable.is_empty() {
         let reports: Vec<String> = unrecordable
@@ -720,16 +726,6 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
     let env = &ctx.env;
     let mut h = Sha256::new();
     h.update(concat!("checker ", env!("CARGO_PKG_VERSION"), "\n"));
-    // A rebuilt checker may judge differently, and a new lockfile builds other crates: both
-    // void earlier passes. (The executable by size and time, not content: it is tens of MB.)
-    let exe = std::env::current_exe().and_then(std::fs::metadata);
-    if let Ok(meta) = exe {
-        let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-        h.update(format!("exe {} {:?}\n", meta.len(), modified).as_bytes());
-    }
-    if let Some(lock) = ctx.lockfile.as_deref().and_then(|p| std::fs::read(p).ok()) {
-        h.update(&lock);
-    }
     h.update(chapter.source.as_bytes());
     h.update(krate.cargo_toml().as_bytes());
     h.update(krate.prefix_cargo_toml().as_bytes());

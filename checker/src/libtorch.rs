@@ -74,11 +74,20 @@ pub fn install_dir() -> Result<PathBuf> {
 /// together), saying so when another process holds it.
 pub fn lock_cache(name: &str, announce: &mut dyn FnMut(&str)) -> Result<std::fs::File> {
     let cache = cache_dir()?;
-    std::fs::create_dir_all(&cache).with_context(|| format!("creating the cache {}", cache.display()))?;
     let path = cache.join(name);
-    let lock = std::fs::File::create(&path).with_context(|| format!("creating the lock file {}", path.display()))?;
+    let waiting = format!("waiting for another process installing into {} (it holds {})", cache.display(), path.display());
+    lock_file(&path, &waiting, announce)
+}
+
+/// An exclusive lock on `path` (created, with its folder, if missing), held until the file is
+/// dropped; `waiting` is announced first when another process holds it.
+pub fn lock_file(path: &Path, waiting: &str, announce: &mut dyn FnMut(&str)) -> Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let lock = std::fs::File::create(path).with_context(|| format!("creating the lock file {}", path.display()))?;
     if lock.try_lock().is_err() {
-        announce(&format!("waiting for another process installing into {} (it holds {})", cache.display(), path.display()));
+        announce(waiting);
         lock.lock().with_context(|| format!("locking {}", path.display()))?;
     }
     Ok(lock)
