@@ -38,6 +38,41 @@ pub fn formulas(markdown: &str) -> Vec<Formula> {
         .collect()
 }
 
+/// Byte offsets of `$` signs outside math and code: formulas the Markdown parser did not
+/// read as math, which the HTML book would show as raw TeX. Three ways to write one:
+/// a space just inside the dollars (`$ x $`), a `|` in a table cell (it splits the cell,
+/// `\vert` does not), or math inside an HTML block (HTML is passed through untouched).
+/// A dollar sign meant as text is written `\$` and is not reported.
+pub fn stray_dollars(markdown: &str) -> Vec<usize> {
+    use pulldown_cmark::{Tag, TagEnd};
+    let mut stray = Vec::new();
+    let mut in_code_block = false;
+    for (event, span) in Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => {
+                in_code_block = true;
+                continue;
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                in_code_block = false;
+                continue;
+            }
+            Event::Text(_) | Event::Html(_) | Event::InlineHtml(_) if !in_code_block => {}
+            _ => continue,
+        }
+        // Offsets in the source, not the event's text: an escape (`\$`) is dropped from
+        // the text, and its backslash is what marks the dollar as meant.
+        for (i, _) in markdown[span.clone()].match_indices('$') {
+            let at = span.start + i;
+            if !markdown[..at].ends_with('\\') {
+                stray.push(at);
+            }
+        }
+    }
+    stray.dedup();
+    stray
+}
+
 /// Typeset LaTeX as a `<math>` element (MathML Core). Unknown commands and syntax errors
 /// are errors, never silently rendered in red.
 pub fn to_mathml(tex: &str, display: bool) -> Result<String, String> {
@@ -179,6 +214,23 @@ mod tests {
         assert_eq!(&md[f[0].span.clone()], "$x_1$");
         assert!(f[1].display);
         assert_eq!(&md[f[1].span.clone()], "$$V^*(s) = \\max_a Q(s, a)$$");
+    }
+
+    #[test]
+    fn dollars_that_are_not_math_are_found() {
+        // Each of these leaves a `$` that the parser did not read as math.
+        let spaced = "A formula $ x $ here.\n";
+        assert_eq!(stray_dollars(spaced), vec![10, 14]);
+        let table = "| a | b |\n| --- | --- |\n| $|x|$ | abs |\n";
+        // The row has more cells than the header, so the parser drops the last: one `$` is left.
+        assert_eq!(stray_dollars(table), vec![26], "{table}");
+        let html = "<div>\n$x$\n</div>\n";
+        assert_eq!(stray_dollars(html), vec![6, 8]);
+        // Math, code, an escaped dollar and a code block are not stray.
+        let fine = "Cost \\$5, $x_1$ and `$HOME`.\n\n```sh\necho $PATH\n```\n\n$$y$$\n";
+        assert_eq!(stray_dollars(fine), Vec::<usize>::new());
+        let table_ok = "| a |\n| --- |\n| $\\vert x \\vert$ |\n";
+        assert_eq!(stray_dollars(table_ok), Vec::<usize>::new());
     }
 
     #[test]

@@ -70,8 +70,13 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
                 edits.push((block.span.clone(), replacement));
             }
             BlockKind::Run => {}
-            BlockKind::Ignored if is_mermaid(block) && indent == Some("") => {
-                edits.push((block.span.clone(), mermaid_element(&block.code)));
+            BlockKind::Ignored if is_mermaid(block) => {
+                let Some(indent) = indent else {
+                    let message = "a mermaid block that opens on a list marker's line is not \
+                                   drawn: start its fence on a line of its own, inside the item";
+                    return Err(BookError::new(&path, block.fence_line, message));
+                };
+                edits.push((block.span.clone(), mermaid_element(&block.code, indent)));
             }
             BlockKind::Ignored => {}
         }
@@ -85,6 +90,20 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
     }
 
     let lines = LineIndex::new(source);
+    if let Some(&at) = math::stray_dollars(source).first() {
+        let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = source[at..].find('\n').map_or(source.len(), |i| at + i);
+        return Err(BookError::new(
+            &path,
+            lines.line_of(at),
+            format!(
+                "a `$` that is not math would show as raw text: `{}`; inline math has no space \
+                 just inside its dollars, uses `\\vert` for `|` in a table, and is not typeset \
+                 inside HTML; write `\\$` for a dollar sign",
+                source[line_start..line_end].trim()
+            ),
+        ));
+    }
     for formula in math::formulas(source) {
         if edits.iter().any(|(r, _)| r.start < formula.span.end && formula.span.start < r.end) {
             continue;
@@ -231,9 +250,18 @@ fn output_wrapper(output: &str, indent: &str) -> String {
 }
 
 /// A diagram the bundled mermaid script draws in the browser; its source stays readable
-/// as preformatted text where scripts are off.
-fn mermaid_element(code: &str) -> String {
-    format!("<pre class=\"{MERMAID_CLASS}\">{}</pre>", html_escape(code.trim_end()))
+/// as preformatted text where scripts are off. Lines after the first repeat the block's
+/// `indent` (a list item's indentation, a blockquote's `>`) so the element stays inside it.
+fn mermaid_element(code: &str, indent: &str) -> String {
+    let escaped = html_escape(code.trim_end());
+    let mut lines = escaped.split('\n');
+    let mut out = format!("<pre class=\"{MERMAID_CLASS}\">{}", lines.next().unwrap_or(""));
+    for line in lines {
+        let prefix = if line.is_empty() { indent.trim_end() } else { indent };
+        let _ = write!(out, "\n{prefix}{line}");
+    }
+    out.push_str("</pre>");
+    out
 }
 
 #[cfg(test)]
@@ -347,9 +375,55 @@ mod tests {
     }
 
     #[test]
+    fn math_the_parser_did_not_read_is_an_error_at_its_line() {
+        for (content, line) in [
+            ("One.\n\nA spaced $ x $ formula.\n", 3),
+            ("| a | b |\n| --- | --- |\n| $|x|$ | abs |\n", 3),
+            ("Text.\n\n<div>\n$x$\n</div>\n", 4),
+        ] {
+            let err = render_page(&Page {
+                source_path: "02-rl-fundamentals.md",
+                src_dir: Path::new("book/src"),
+                title: "2. X",
+                content,
+            })
+            .unwrap_err();
+            assert_eq!(err.line, line, "{content}");
+            assert!(err.message.contains("a `$` that is not math"), "{err}");
+        }
+        assert!(render("Costs \\$5, not $x$.\n").contains("Costs \\$5, not <span class=\"arl-nowrap\"><math"));
+    }
+
+    #[test]
     fn mermaid_becomes_a_diagram_element() {
         let out = render("Graph:\n\n```mermaid\nflowchart LR\n  A --> B\n```\n");
         assert_eq!(out, "Graph:\n\n<pre class=\"mermaid\">flowchart LR\n  A --&gt; B</pre>\n");
+    }
+
+    #[test]
+    fn mermaid_in_a_list_item_or_blockquote_is_drawn_there() {
+        use pulldown_cmark::{html, Options, Parser};
+        let to_html = |md: &str| {
+            let mut out = String::new();
+            html::push_html(&mut out, Parser::new_ext(md, Options::empty()));
+            out
+        };
+        let diagram = "<pre class=\"mermaid\">flowchart LR\n  A --&gt; B\n\n  B --&gt; C</pre>";
+        let item = render("1. Graph:\n\n   ```mermaid\n   flowchart LR\n     A --> B\n\n     B --> C\n   ```\n\n   After.\n");
+        let item_html = to_html(&item);
+        assert!(item_html.contains(&format!("<li>\n<p>Graph:</p>\n{diagram}\n<p>After.</p>\n</li>")), "{item_html}");
+        let quote = render("> Graph:\n>\n> ```mermaid\n> flowchart LR\n>   A --> B\n>\n>   B --> C\n> ```\n");
+        let quote_html = to_html(&quote);
+        assert!(quote_html.contains(&format!("<blockquote>\n<p>Graph:</p>\n{diagram}\n</blockquote>")), "{quote_html}");
+        let err = render_page(&Page {
+            source_path: "02-x.md",
+            src_dir: Path::new("book/src"),
+            title: "2. X",
+            content: "Intro.\n\n- ```mermaid\n  flowchart LR\n  ```\n",
+        })
+        .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("mermaid block that opens on a list marker's line"), "{err}");
     }
 
     #[test]
