@@ -151,6 +151,15 @@ fn inputs_digest(env: &[(String, String)], lockfile: Option<&Path>) -> String {
         Ok(out) => h.update(&out.stdout),
         Err(e) => h.update(format!("rustc -vV: {e}\n").as_bytes()),
     }
+    // Cargo's config files can set rustflags, profiles or a linker for the chapter builds.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
+    for file in cargo_config_files(&cwd, cargo_home.as_deref()) {
+        h.update(format!("{}\n", file.display()).as_bytes());
+        h.update(std::fs::read(&file).unwrap_or_default());
+    }
     let mut build_vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| {
             ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTC", "RUSTC_WRAPPER"].contains(&k.as_str())
@@ -162,6 +171,15 @@ fn inputs_digest(env: &[(String, String)], lockfile: Option<&Path>) -> String {
         h.update(format!("{k}={v}\n").as_bytes());
     }
     to_hex(&h.finalize())
+}
+
+/// The config files cargo reads for a build started in `cwd` (cargo looks from its working
+/// directory, not from `--manifest-path`): `.cargo/config.toml` or the older `.cargo/config`
+/// in `cwd` and each parent, then in `cargo_home`.
+fn cargo_config_files(cwd: &Path, cargo_home: Option<&Path>) -> Vec<PathBuf> {
+    let dirs = cwd.ancestors().map(|dir| dir.join(".cargo")).chain(cargo_home.map(Path::to_path_buf));
+    dirs.filter_map(|dir| ["config.toml", "config"].into_iter().map(|name| dir.join(name)).find(|f| f.is_file()))
+        .collect()
 }
 
 /// The command that refreshes `ids`, as the user should type it.
@@ -752,4 +770,28 @@ fn write_stamp(path: &Path, key: &str) -> Result<()> {
     }
     std::fs::write(path, key)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_config_files_are_found_from_the_working_dir_up_and_in_cargo_home() {
+        let root = tempfile::tempdir().unwrap();
+        let (outer, inner, home) = (root.path().join("a"), root.path().join("a/b/c"), root.path().join("home"));
+        for dir in [&inner, &home] {
+            std::fs::create_dir_all(dir.join(".cargo")).unwrap();
+        }
+        std::fs::create_dir_all(outer.join(".cargo")).unwrap();
+        std::fs::write(outer.join(".cargo/config.toml"), "[build]\nrustflags = []\n").unwrap();
+        std::fs::write(inner.join(".cargo/config"), "").unwrap();
+        std::fs::write(home.join(".cargo/config.toml"), "").unwrap();
+        // A config file above the temp dir (/tmp/.cargo) is not this test's.
+        let ours = |files: Vec<PathBuf>| -> Vec<PathBuf> { files.into_iter().filter(|f| f.starts_with(root.path())).collect() };
+        let found = ours(cargo_config_files(&inner, Some(&home.join(".cargo"))));
+        let expected = [inner.join(".cargo/config"), outer.join(".cargo/config.toml"), home.join(".cargo/config.toml")];
+        assert_eq!(found, expected);
+        assert_eq!(ours(cargo_config_files(&root.path().join("a/b"), None)), [outer.join(".cargo/config.toml")]);
+    }
 }

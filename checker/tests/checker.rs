@@ -99,6 +99,15 @@ fn good_book_passes_shares_variables_uses_tch_and_caches() {
     let (code, out) = f.run(&["--chapters", "02"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("cached"), "{out}");
+    // A cargo config file where the checker runs can change the build: the cache sees it.
+    std::fs::create_dir_all(f.tmp.path().join(".cargo")).unwrap();
+    std::fs::write(f.tmp.path().join(".cargo/config.toml"), "[term]\nquiet = false\n").unwrap();
+    let (code, out) = f.run_cached(&["--chapters", "02"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (build"]);
+    let (code, out) = f.run_cached(&["--chapters", "02"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (cached"]);
 }
 
 #[test]
