@@ -76,12 +76,45 @@ impl std::error::Error for SetupError {}
 /// `LIBTORCH`, `LD_LIBRARY_PATH`, `AGENTRL_QWEN3_DIR`, and `AGENTRL_LABS_DIR` (the lab
 /// results beside the book `book`, whether or not that folder exists yet).
 pub fn environment(book: &Path, announce: &mut dyn FnMut(&str)) -> Result<Vec<(String, String)>> {
+    let avx2 = {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    };
+    if let Some(warning) = platform_check(std::env::consts::OS, std::env::consts::ARCH, avx2).map_err(anyhow::Error::msg)? {
+        announce(&warning);
+    }
     let libtorch = libtorch::locate_or_install(announce)?;
     let mut env = libtorch.env();
     let qwen3 = qwen3::locate_or_install(announce)?;
     env.push((qwen3::ENV_VAR.to_string(), qwen3.display().to_string()));
     env.push((LABS_ENV_VAR.to_string(), labs_dir(book)?.display().to_string()));
     Ok(env)
+}
+
+/// Whether the book can be checked here: an error where the libtorch install cannot work
+/// (it is the Linux wheel), a warning where it works but the recorded outputs cannot be
+/// reproduced bit for bit (they come from x86-64 with ATen's AVX2 kernels, DESIGN.md).
+fn platform_check(os: &str, arch: &str, avx2: bool) -> Result<Option<String>, String> {
+    if os != "linux" {
+        return Err(format!(
+            "the checker runs on Linux (it installs and links the Linux libtorch wheel); this is \
+             {os} {arch}: use a Linux x86-64 machine or container"
+        ));
+    }
+    let differs = "so chapters that print floating-point values may differ in their last digits";
+    Ok(match (arch, avx2) {
+        ("x86_64", true) => None,
+        ("x86_64", false) => Some(format!(
+            "warning: this CPU has no AVX2; the book's outputs were recorded with ATen's AVX2 kernels, {differs}"
+        )),
+        _ => Some(format!("warning: the book's outputs were recorded on x86-64, this is {arch}, {differs}")),
+    })
 }
 
 /// The variable that tells a chapter where the committed lab results are.
@@ -775,6 +808,17 @@ fn write_stamp(path: &Path, key: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn platforms_the_book_cannot_be_checked_on_are_named() {
+        assert_eq!(platform_check("linux", "x86_64", true), Ok(None));
+        let err = platform_check("macos", "aarch64", false).unwrap_err();
+        assert!(err.contains("this is macos aarch64"), "{err}");
+        let warning = platform_check("linux", "x86_64", false).unwrap().unwrap();
+        assert!(warning.contains("no AVX2"), "{warning}");
+        let warning = platform_check("linux", "aarch64", false).unwrap().unwrap();
+        assert!(warning.contains("this is aarch64"), "{warning}");
+    }
 
     #[test]
     fn cargo_config_files_are_found_from_the_working_dir_up_and_in_cargo_home() {
