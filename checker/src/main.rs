@@ -78,15 +78,6 @@ fn shell_quoted(value: &str) -> String {
     format!("'{}'", value.replace('\'', "'\\''"))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn values_are_quoted_for_the_shell() {
-        assert_eq!(super::shell_quoted("/a b/c"), "'/a b/c'");
-        assert_eq!(super::shell_quoted("/tmp/o'brien"), "'/tmp/o'\\''brien'");
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Ok(cwd) = std::env::current_dir() {
@@ -147,5 +138,14 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_are_quoted_for_the_shell() {
+        assert_eq!(super::shell_quoted("/a b/c"), "'/a b/c'");
+        assert_eq!(super::shell_quoted("/tmp/o'brien"), "'/tmp/o'\\''brien'");
     }
 }

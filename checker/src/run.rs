@@ -136,9 +136,12 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
 /// How long after the program ends its stdout and stderr may stay open.
 const PIPE_GRACE: Duration = Duration::from_secs(2);
 
+/// Bytes read from a pipe so far, and after each read how many had arrived and when.
+type Arrivals = (Vec<u8>, Vec<(usize, Duration)>);
+
 /// A pipe read to its end on a thread, into a buffer the caller can take at any time.
 struct Reader {
-    read: Arc<Mutex<(Vec<u8>, Vec<(usize, Duration)>)>>,
+    read: Arc<Mutex<Arrivals>>,
     done: mpsc::Receiver<()>,
 }
 
@@ -215,7 +218,7 @@ fn live_group_members(pgid: i32) -> usize {
 }
 
 /// Read all of `pipe` into `into`, noting after each read how many bytes had arrived and when.
-fn read_with_arrivals(pipe: &mut impl Read, start: Instant, into: &Mutex<(Vec<u8>, Vec<(usize, Duration)>)>) {
+fn read_with_arrivals(pipe: &mut impl Read, start: Instant, into: &Mutex<Arrivals>) {
     let mut chunk = [0u8; 8192];
     loop {
         let n = match pipe.read(&mut chunk) {

@@ -427,10 +427,10 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
             | Event::Start(Tag::Table(_))
             | Event::Start(Tag::HtmlBlock)
             | Event::Rule
-            | Event::DisplayMath(_) => {
-                if in_paragraph.is_none() {
-                    leaves.push(Leaf::Other);
-                }
+            | Event::DisplayMath(_)
+                if in_paragraph.is_none() =>
+            {
+                leaves.push(Leaf::Other);
             }
             _ => {}
         }

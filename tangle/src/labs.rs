@@ -229,7 +229,7 @@ fn check_one(root: &Path, path: &Path) -> Option<LabProblem> {
         Ok(h) => h,
         Err(e) => return bad(format!("cannot hash its code: {e}")),
     };
-    (recorded != now).then(|| LabProblem { file, kind: ProblemKind::Stale { recorded, now, command } })
+    (recorded != now).then_some(LabProblem { file, kind: ProblemKind::Stale { recorded, now, command } })
 }
 
 /// Rust files of the labs crate that no code hash covers (anything under `labs/src` but
