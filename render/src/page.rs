@@ -204,7 +204,8 @@ fn html_escape(text: &str) -> String {
 }
 
 /// A saved block inside `<div class="arl-saved">`, headed by a label that names what it
-/// adds to `agentrl` and links to the reference page.
+/// adds to `agentrl` and links to the reference page. The wrapper ends with a blank line:
+/// a `</div>` line opens an HTML block that would run on over a paragraph right below it.
 fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str) -> String {
     let mut label = format!(
         "<a href=\"{}\" title=\"This block is saved into the agentrl crate\">saved to <code>agentrl</code></a>",
@@ -216,7 +217,7 @@ fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str)
     }
     let blank = indent.trim_end();
     format!(
-        "<div class=\"{SAVED_CLASS}\">\n{indent}<div class=\"{SAVED_LABEL_CLASS}\">{label}</div>\n{blank}\n{indent}{code}\n{blank}\n{indent}</div>"
+        "<div class=\"{SAVED_CLASS}\">\n{indent}<div class=\"{SAVED_LABEL_CLASS}\">{label}</div>\n{blank}\n{indent}{code}\n{blank}\n{indent}</div>\n{blank}"
     )
 }
 
@@ -243,10 +244,11 @@ pub fn missing_images(page: &Page) -> Vec<BookError> {
     missing
 }
 
-/// The `Output:` paragraph and its ```` ```text ```` fence inside `<div class="arl-output">`.
+/// The `Output:` paragraph and its ```` ```text ```` fence inside `<div class="arl-output">`,
+/// then a blank line (see `saved_wrapper`).
 fn output_wrapper(output: &str, indent: &str) -> String {
     let blank = indent.trim_end();
-    format!("<div class=\"{OUTPUT_CLASS}\">\n{blank}\n{indent}{output}\n{blank}\n{indent}</div>")
+    format!("<div class=\"{OUTPUT_CLASS}\">\n{blank}\n{indent}{output}\n{blank}\n{indent}</div>\n{blank}")
 }
 
 /// A diagram the bundled mermaid script draws in the browser; its source stays readable
@@ -292,7 +294,7 @@ mod tests {
         assert!(out.contains("<code>arl::add_one</code>, <code>arl::Opts</code>"), "{out}");
         // The fence itself is intact, separated from the HTML by blank lines.
         assert!(
-            out.contains("</div>\n\n```rust\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\n/// Options.\npub struct Opts;\n```\n\n</div>\n\nAfter.\n"),
+            out.contains("</div>\n\n```rust\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\n/// Options.\npub struct Opts;\n```\n\n</div>\n\n\nAfter.\n"),
             "{out}"
         );
         assert!(out.starts_with("Intro.\n\n<div"));
@@ -304,8 +306,19 @@ mod tests {
         let out = render(src);
         assert_eq!(
             out,
-            "```rust\nprintln!(\"hi\");\n```\n\n<div class=\"arl-output\">\n\nOutput:\n\n```text\nhi\n```\n\n</div>\n\nRead it.\n"
+            "```rust\nprintln!(\"hi\");\n```\n\n<div class=\"arl-output\">\n\nOutput:\n\n```text\nhi\n```\n\n</div>\n\n\nRead it.\n"
         );
+    }
+
+    #[test]
+    fn a_paragraph_right_below_a_wrapper_is_still_markdown() {
+        use pulldown_cmark::{html, Options, Parser};
+        let src = "```rust\n//@save\n/// A.\npub fn a() {}\n```\nRight after, *emphasis*.\n\n```rust\nprintln!(\"x\");\n```\n\nOutput:\n\n```text\nx\n```\nThen **bold**.\n\n- item:\n\n  ```rust\n  println!(\"y\");\n  ```\n\n  Output:\n\n  ```text\n  y\n  ```\n  In the *item*.\n";
+        let mut out = String::new();
+        html::push_html(&mut out, Parser::new_ext(&render(src), Options::empty()));
+        assert!(out.contains("<p>Right after, <em>emphasis</em>.</p>"), "{out}");
+        assert!(out.contains("<p>Then <strong>bold</strong>.</p>"), "{out}");
+        assert!(out.contains("<p>In the <em>item</em>.</p>"), "{out}");
     }
 
     #[test]
