@@ -44,7 +44,7 @@ pub const NL_ID: i64 = 8;
 use std::collections::{BTreeSet, HashMap};
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 2
-/// Word-level tokenizer: whitespace words (newline -> <nl>) <-> ids; specials have fixed ids.
+/// Word-level tokenizer: whitespace words (newline -> `<nl>`) <-> ids; specials have fixed ids.
 #[derive(Clone, Debug)]
 pub struct Tokenizer {
     /// Id -> word; the first nine are `SPECIAL_TOKENS`.
@@ -407,11 +407,9 @@ pub fn rollout(
     opts: RolloutOptions,
     rng: &mut ChaCha8Rng,
 ) -> (Trajectory, RolloutStats) {
-    assert!(tok.vocab_size() <= model.cfg.vocab_size, "rollout: tokenizer larger than the model");
-    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout: max_len exceeds the context");
     let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
     let mut episode = Episode::start(tok, &env.reset(task));
-    assert!(episode.ids.len() + opts.max_call_tokens <= opts.max_len, "rollout: prompt too long");
+    check_rollout_fits(model, tok, opts, [episode.ids.len()]);
     let (mut cache, mut stats) = (KvCache::new(model, 1), RolloutStats::default());
     let (mut call, mut logp, mut seen) = (vec![], vec![], 0);
     loop {
@@ -426,6 +424,23 @@ pub fn rollout(
                 return (make_trajectory(&episode), stats);
             }
         }
+    }
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
+/// Panics unless `model` can sample episodes with these prompt lengths: the tokenizer's ids
+/// fit its vocabulary, `opts.max_len` its context, and each prompt leaves room for a call.
+fn check_rollout_fits(
+    model: &TinyAgent,
+    tok: &Tokenizer,
+    opts: RolloutOptions,
+    prompt_lens: impl IntoIterator<Item = usize>,
+) {
+    assert!(tok.vocab_size() <= model.cfg.vocab_size, "rollout: tokenizer larger than the model");
+    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout: max_len exceeds the context");
+    for len in prompt_lens {
+        let (call, max) = (opts.max_call_tokens, opts.max_len);
+        assert!(len + call <= max, "rollout: prompt of {len} + call of {call} > max_len {max}");
     }
 }
 
@@ -445,8 +460,6 @@ pub fn rollout_batch<E: Env>(
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, RolloutStats) {
     assert_eq!(envs.len(), tasks.len(), "rollout_batch: one environment per task");
-    assert!(tok.vocab_size() <= model.cfg.vocab_size, "rollout_batch: tokenizer larger than model");
-    assert!(opts.max_len as i64 <= model.cfg.max_len, "rollout_batch: max_len exceeds the context");
     let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
     let mut rngs: Vec<ChaCha8Rng> =
         tasks.iter().map(|_| ChaCha8Rng::seed_from_u64(rng.gen())).collect();
@@ -455,8 +468,7 @@ pub fn rollout_batch<E: Env>(
         .zip(tasks)
         .map(|(env, task)| Episode::start(tok, &env.reset(task)))
         .collect();
-    let fits = |e: &Episode| e.ids.len() + opts.max_call_tokens <= opts.max_len;
-    assert!(episodes.iter().all(fits), "rollout_batch: a prompt is too long for max_len");
+    check_rollout_fits(model, tok, opts, episodes.iter().map(|e| e.ids.len()));
     let mut calls: Vec<(Vec<i64>, Vec<f32>)> = vec![Default::default(); tasks.len()];
     let mut seen = vec![0; tasks.len()];
     let mut rows: Vec<usize> = (0..tasks.len()).collect(); // running episodes = the cache's rows

@@ -2,6 +2,8 @@
 //!
 //! Every chapter's saved items are re-exported at the root: `agentrl::make_tasks`.
 #![allow(clippy::all)]
+// Doc comments write tensor shapes as `[B]`, `[S, A]`: not links to items.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 /// 2. Reinforcement Learning Fundamentals
 pub mod ch02_rl_fundamentals;

@@ -111,10 +111,17 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
     let saved_block = chapter.saved_blocks().position(|b| std::ptr::eq(b, block)).map_or(0, |i| i + 1);
     let mut items = Vec::new();
     let mut next_free_line = 1; // 1-based line in the block where the next item's text starts
-    for item in &file.items {
+    // The last item keeps the comments after it (to the block's last non-blank line): they
+    // would otherwise be lost, and a block comment opened on its last line would be cut.
+    let block_end = code_lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    for (index, item) in file.items.iter().enumerate() {
         let tokens = item.to_token_stream();
         let first_line = first_token_line(&tokens);
-        let last_line = last_token_line(&tokens);
+        let last_line = if index + 1 == file.items.len() {
+            last_token_line(&tokens).max(block_end)
+        } else {
+            last_token_line(&tokens)
+        };
         let md_line = |l: usize| block.code_line + l - 1;
         let name = match item {
             Item::Fn(f) => Some(f.sig.ident.to_string()),
@@ -151,6 +158,17 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
                 ))
             }
         };
+        if let Some((at, tag)) = html_tag_in_docs(item) {
+            let (line, _) = md_pos(at);
+            return Err(BookError::new(
+                path,
+                line,
+                format!(
+                    "the doc comment holds `{tag}`, which Markdown reads as an HTML tag: the library \
+                     reference and rustdoc would show nothing for it; put it in backticks"
+                ),
+            ));
+        }
         if is_pub(item) && first_doc_line(item_attrs(item)).is_empty() {
             return Err(BookError::new(
                 path,
@@ -386,6 +404,44 @@ fn flat_tokens(t: &impl ToTokens) -> String {
     text.trim().trim_start_matches("type X = ").trim_end_matches(';').to_string()
 }
 
+/// The first doc-comment line of `item` (its own, its fields', methods', variants') holding
+/// something Markdown parses as inline HTML, such as `<nl>`: where it is, and the tag. Lines
+/// inside a fenced code block of the docs are code, not Markdown.
+fn html_tag_in_docs(item: &Item) -> Option<(proc_macro2::LineColumn, String)> {
+    use pulldown_cmark::{Event, Parser};
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct Docs {
+        in_fence: bool,
+        found: Option<(proc_macro2::LineColumn, String)>,
+    }
+    impl<'ast> Visit<'ast> for Docs {
+        fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+            let syn::Meta::NameValue(nv) = &attr.meta else { return };
+            let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value else { return };
+            if self.found.is_some() || !attr.path().is_ident("doc") {
+                return;
+            }
+            let line = s.value();
+            if line.trim_start().starts_with("```") {
+                self.in_fence = !self.in_fence;
+                return;
+            }
+            if self.in_fence {
+                return;
+            }
+            let tag = Parser::new(line.trim()).find_map(|event| match event {
+                Event::InlineHtml(html) | Event::Html(html) => Some(html.trim().to_string()),
+                _ => None,
+            });
+            self.found = tag.map(|tag| (attr.span().start(), tag));
+        }
+    }
+    let mut docs = Docs::default();
+    docs.visit_item(item);
+    docs.found
+}
+
 /// The item's summary in the library reference: the first sentence of its doc comment,
 /// which may run over several lines (a sentence ends at a period followed by a capital letter,
 /// a blank doc line, or the end of the comment).
@@ -553,6 +609,8 @@ pub fn crate_files(book: &Book, upto: usize, workspace_root: bool) -> Result<Vec
     lib.push_line("//!", None);
     lib.push_line("//! Every chapter's saved items are re-exported at the root: `agentrl::make_tasks`.", None);
     lib.push_line("#![allow(clippy::all)]", None);
+    lib.push_line("// Doc comments write tensor shapes as `[B]`, `[S, A]`: not links to items.", None);
+    lib.push_line("#![allow(rustdoc::broken_intra_doc_links)]", None);
     lib.push_line("", None);
     for ci in &collected {
         let chapter = &book.chapters[ci.chapter];
@@ -762,6 +820,19 @@ mod tests {
         assert!(items[1].text.contains("/// Add one."));
         assert_eq!(items[1].signature.as_deref(), Some("add_one(x: i64) -> i64"));
         assert_eq!(items[1].summary, "Add one.");
+    }
+
+    #[test]
+    fn html_tags_in_doc_comments_are_errors_at_their_line() {
+        let ch = chapter(
+            "```rust\n//@save\n/// Words (newline -> `<nl>`) <-> ids; `Vec<i64>` is fine.\npub struct Tok;\n\n\
+             /// A method table.\npub struct S;\n\nimpl S {\n    /// Returns a Vec<Tensor> of logits.\n    pub fn f() {}\n}\n```\n",
+        );
+        let err = saved_items(&ch, &ch.blocks[0]).unwrap_err();
+        assert_eq!(err.line, 10, "{err}");
+        assert!(err.message.contains("holds `<Tensor>`"), "{err}");
+        let fenced = chapter("```rust\n//@save\n/// Example:\n/// ```text\n/// a <b> c\n/// ```\npub fn g() {}\n```\n");
+        assert!(saved_items(&fenced, &fenced.blocks[0]).is_ok());
     }
 
     #[test]
