@@ -90,7 +90,34 @@ pub fn to_mathml(tex: &str, display: bool) -> Result<String, String> {
     };
     let mut out = String::new();
     push_mathml(&mut out, events.into_iter(), config).map_err(|e| e.to_string())?;
+    if let Some(raw) = untypeset_tex(&out) {
+        return Err(format!("pulldown-latex cannot typeset `{raw}` here (it would show as raw TeX)"));
+    }
     Ok(out)
+}
+
+/// TeX that pulldown-latex copied into the MathML as text instead of typesetting it (it does
+/// so for `\operatorname*{…}`, a command inside `\mathop{…}` or `\text{…}`): the text of the
+/// first `<mi>`, `<mo>` or `<mtext>` holding a backslash before a letter or an escaped
+/// character (`\%`), or starting `*{`.
+fn untypeset_tex(mathml: &str) -> Option<String> {
+    for tag in ["<mi", "<mo", "<mtext"] {
+        let mut rest = mathml;
+        while let Some(at) = rest.find(tag) {
+            let after = &rest[at + tag.len()..];
+            let Some(open_end) = after.find('>') else { break };
+            let body = &after[open_end + 1..];
+            let text = &body[..body.find('<').unwrap_or(body.len())];
+            let has_command = text.char_indices().any(|(i, c)| {
+                c == '\\' && text[i + 1..].starts_with(|n: char| n.is_ascii_alphabetic() || "%&#_{}$".contains(n))
+            });
+            if has_command || text.starts_with("*{") {
+                return Some(text.to_string());
+            }
+            rest = body;
+        }
+    }
+    None
 }
 
 /// Make a `<math>` fragment safe to paste into Markdown as inline HTML: one line, tags
@@ -249,6 +276,18 @@ mod tests {
     fn bad_latex_is_an_error() {
         assert!(to_mathml("\\frac{1}{", false).is_err());
         assert!(to_mathml("\\nosuchcommand x", false).is_err());
+    }
+
+    #[test]
+    fn tex_the_typesetter_copies_as_text_is_an_error() {
+        for tex in ["\\operatorname*{arg\\,max}_a Q", "\\mathop{\\mathbb{E}} x", "\\text{\\textit{x}}", "\\text{50\\%}"] {
+            let err = to_mathml(tex, false).unwrap_err();
+            assert!(err.contains("cannot typeset"), "{tex}: {err}");
+        }
+        // What the book writes still typesets.
+        for tex in ["\\arg\\max_a Q(s, a)", "\\mathbb{E}[x]", "\\text{Var}", "a \\setminus b"] {
+            to_mathml(tex, false).unwrap();
+        }
     }
 
     #[test]

@@ -108,6 +108,18 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
         if edits.iter().any(|(r, _)| r.start < formula.span.end && formula.span.start < r.end) {
             continue;
         }
+        let delim_len = if formula.display { 2 } else { 1 };
+        let written = &source[formula.span.start + delim_len..formula.span.end - delim_len];
+        // A table cell turns `\|` into `|` inside math (a formula continued over lines of a
+        // list item or blockquote also differs from its source, by the lines' prefixes).
+        if formula.tex.matches("\\|").count() < written.matches("\\|").count() {
+            let message = format!(
+                "`{}` in a table cell: the table turns `\\|` into `|` inside the formula; write \
+                 `\\Vert` for ‖ (or `\\vert` for |)",
+                written.trim()
+            );
+            return Err(BookError::new(&path, lines.line_of(formula.span.start), message));
+        }
         let mathml = math::to_mathml(&formula.tex, formula.display).map_err(|e| {
             let delim = if formula.display { "$$" } else { "$" };
             BookError::new(
@@ -363,6 +375,16 @@ mod tests {
         assert!(out.contains("<msub><mi>π</mi><mi>θ</mi></msub>"), "{out}");
         assert!(!out.contains('\\'), "{out}");
         assert!(out.contains("| policy |"));
+    }
+
+    #[test]
+    fn an_escaped_bar_in_table_math_is_an_error() {
+        let src = "| a | b |\n| --- | --- |\n| $\\|x\\|$ | norm |\n";
+        let err = render_page(&Page { source_path: "02-x.md", src_dir: Path::new("book/src"), title: "2. X", content: src })
+            .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("write `\\Vert`"), "{err}");
+        assert!(render("Outside a table $\\|x\\|$ is a norm.\n").contains("<math"));
     }
 
     #[test]
