@@ -2,20 +2,13 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser};
+use pulldown_cmark::{Event, Parser};
 use pulldown_latex::config::DisplayMode;
 use pulldown_latex::{push_mathml, RenderConfig, Storage};
 
-/// Markdown extensions that change where math can appear: the ones the book model and
-/// mdBook enable (tables, footnotes, strikethrough, task lists, heading attributes).
-pub fn markdown_options() -> Options {
-    Options::ENABLE_MATH
-        | Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-}
+/// Markdown extensions that change where math can appear: the book model's, which are
+/// mdBook's (tables, footnotes, strikethrough, task lists, heading attributes) and math.
+pub use tangle::book::markdown_options;
 
 /// One formula of a page: its byte range (delimiters included) and LaTeX source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,9 +37,11 @@ pub fn formulas(markdown: &str) -> Vec<Formula> {
 /// `\vert` does not), or math inside an HTML block (HTML is passed through untouched).
 /// A dollar sign meant as text is written `\$` and is not reported.
 pub fn stray_dollars(markdown: &str) -> Vec<usize> {
-    use pulldown_cmark::{Tag, TagEnd};
+    use pulldown_cmark::{LinkType, Tag, TagEnd};
     let mut stray = Vec::new();
-    let mut in_code_block = false;
+    let (mut in_code_block, mut in_autolink) = (false, false);
+    // HTML comments are never shown; a comment may run over several HTML events.
+    let comments = html_comments(markdown);
     for (event, span) in Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(_)) => {
@@ -57,20 +52,47 @@ pub fn stray_dollars(markdown: &str) -> Vec<usize> {
                 in_code_block = false;
                 continue;
             }
-            Event::Text(_) | Event::Html(_) | Event::InlineHtml(_) if !in_code_block => {}
+            // An autolink's text is its address, where `$` is a plain character.
+            Event::Start(Tag::Link { link_type: LinkType::Autolink, .. }) => {
+                in_autolink = true;
+                continue;
+            }
+            Event::End(TagEnd::Link) => {
+                in_autolink = false;
+                continue;
+            }
+            Event::Text(_) if !in_code_block && !in_autolink => {}
+            Event::Html(_) | Event::InlineHtml(_) if !in_code_block => {}
             _ => continue,
+        }
+        let span = span.start..span.end;
+        if comments.iter().any(|c| c.start <= span.start && span.end <= c.end) {
+            continue;
         }
         // Offsets in the source, not the event's text: an escape (`\$`) is dropped from
         // the text, and its backslash is what marks the dollar as meant.
         for (i, _) in markdown[span.clone()].match_indices('$') {
             let at = span.start + i;
-            if !markdown[..at].ends_with('\\') {
+            let commented = comments.iter().any(|c| c.contains(&at));
+            if !commented && !markdown[..at].ends_with('\\') {
                 stray.push(at);
             }
         }
     }
     stray.dedup();
     stray
+}
+
+/// Byte ranges of the HTML comments (`<!-- … -->`) of a page.
+fn html_comments(markdown: &str) -> Vec<Range<usize>> {
+    let mut comments = Vec::new();
+    let mut rest = 0;
+    while let Some(open) = markdown[rest..].find("<!--").map(|i| rest + i) {
+        let close = markdown[open + 4..].find("-->").map_or(markdown.len(), |i| open + 4 + i + 3);
+        comments.push(open..close);
+        rest = close;
+    }
+    comments
 }
 
 /// Typeset LaTeX as a `<math>` element (MathML Core). Unknown commands and syntax errors
@@ -258,6 +280,8 @@ mod tests {
         assert_eq!(stray_dollars(fine), Vec::<usize>::new());
         let table_ok = "| a |\n| --- |\n| $\\vert x \\vert$ |\n";
         assert_eq!(stray_dollars(table_ok), Vec::<usize>::new());
+        let hidden = "A <!-- TODO: $\\gamma$ --> b.\n\n<!--\nexplain $x$ here\n-->\n\nSee <https://x.org/a$b>.\n";
+        assert_eq!(stray_dollars(hidden), Vec::<usize>::new());
     }
 
     #[test]

@@ -90,6 +90,12 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
     }
 
     let lines = LineIndex::new(source);
+    let images: Vec<Range<usize>> = pulldown_cmark::Parser::new_ext(source, math::markdown_options())
+        .into_offset_iter()
+        .filter_map(|(event, range)| {
+            matches!(event, pulldown_cmark::Event::Start(pulldown_cmark::Tag::Image { .. })).then_some(range)
+        })
+        .collect();
     if let Some(&at) = math::stray_dollars(source).first() {
         let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
         let line_end = source[at..].find('\n').map_or(source.len(), |i| at + i);
@@ -107,6 +113,11 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
     for formula in math::formulas(source) {
         if edits.iter().any(|(r, _)| r.start < formula.span.end && formula.span.start < r.end) {
             continue;
+        }
+        if images.iter().any(|r| r.start <= formula.span.start && formula.span.end <= r.end) {
+            let message = "math in an image's alt text: alt text is plain text (screen readers \
+                           would read the MathML markup aloud); write it in words";
+            return Err(BookError::new(&path, lines.line_of(formula.span.start), message));
         }
         let delim_len = if formula.display { 2 } else { 1 };
         let written = &source[formula.span.start + delim_len..formula.span.end - delim_len];
@@ -375,6 +386,15 @@ mod tests {
         assert!(out.contains("<msub><mi>π</mi><mi>θ</mi></msub>"), "{out}");
         assert!(!out.contains('\\'), "{out}");
         assert!(out.contains("| policy |"));
+    }
+
+    #[test]
+    fn math_in_alt_text_is_an_error() {
+        let src = "Intro.\n\n![The return $G_t$ per step](figures/x.svg)\n";
+        let err = render_page(&Page { source_path: "02-x.md", src_dir: Path::new("book/src"), title: "2. X", content: src })
+            .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("alt text"), "{err}");
     }
 
     #[test]

@@ -142,7 +142,11 @@ impl Book {
         let entries = summary_entries(&summary);
         // A chapter named on a line that holds no link (`- [Title] (file.md)`, with a space)
         // would silently drop out of the book.
+        let commented = commented_lines(&summary);
         for (k, line) in summary.lines().enumerate() {
+            if commented.contains(&(k + 1)) {
+                continue; // mdBook ignores what an HTML comment holds
+            }
             let named = line
                 .split(|c: char| c.is_whitespace() || "()[]<>".contains(c))
                 .find(|word| chapter_file_parts(word.rsplit('/').next().unwrap_or(word)).is_some());
@@ -155,6 +159,17 @@ impl Book {
             }
         }
         for entry in &entries {
+            if entry.title.contains('$') {
+                return Err(BookError::new(
+                    &summary_path,
+                    entry.line,
+                    format!(
+                        "the title `{}` holds `$`: titles are plain text (the sidebar, the page's \
+                         title and the library's links do not typeset math); write it in words",
+                        entry.title
+                    ),
+                ));
+            }
             let Some((id, slug)) = chapter_file_parts(&entry.file) else {
                 check_non_chapter_page(dir, &entry.file)?;
                 continue;
@@ -274,6 +289,19 @@ struct SummaryEntry {
     line: usize,
 }
 
+/// 1-based numbers of the lines that lie wholly inside an HTML comment (`<!-- … -->`).
+fn commented_lines(text: &str) -> std::collections::HashSet<usize> {
+    let lines = LineIndex::new(text);
+    let mut commented = std::collections::HashSet::new();
+    let mut rest = 0;
+    while let Some(open) = text[rest..].find("<!--").map(|i| rest + i) {
+        let close = text[open + 4..].find("-->").map_or(text.len(), |i| open + 4 + i + 3);
+        commented.extend(lines.line_of(open)..=lines.line_of(close.saturating_sub(1).max(open)));
+        rest = close;
+    }
+    commented
+}
+
 fn summary_entries(summary: &str) -> Vec<SummaryEntry> {
     let lines = LineIndex::new(summary);
     let mut entries = Vec::new();
@@ -328,6 +356,31 @@ enum Leaf {
 }
 
 /// Parse a chapter's fenced blocks and attach each `Output:` block to the run block before it.
+/// The Markdown extensions mdBook enables, so the book is read as mdBook renders it: tables,
+/// footnotes, strikethrough, task lists, heading attributes, and math (our preprocessor's).
+pub fn markdown_options() -> Options {
+    Options::ENABLE_MATH
+        | Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// mdBook's directives that paste another file into a page (`{{#include f.rs}}`): the
+/// directive's name, if `text` holds one.
+fn mdbook_include(text: &str) -> Option<&'static str> {
+    ["include", "rustdoc_include", "playground"]
+        .into_iter()
+        .find(|d| text.contains(&format!("{{{{#{d} ")) || text.contains(&format!("{{{{#{d}}}}}")))
+}
+
+/// A line that opens a fenced code block (three or more backticks or tildes).
+fn opens_fence(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("```") || line.starts_with("~~~")
+}
+
 pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookError> {
     let lines = LineIndex::new(source);
     let mut blocks: Vec<CodeBlock> = Vec::new();
@@ -337,9 +390,30 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
     let mut in_paragraph: Option<(usize, String)> = None;
     let mut pending_text_fence: Vec<Option<(Range<usize>, String)>> = Vec::new();
 
-    let parser = Parser::new_ext(source, Options::ENABLE_TABLES | Options::ENABLE_MATH);
+    let parser = Parser::new_ext(source, markdown_options());
     for (event, range) in parser.into_offset_iter() {
         match event {
+            Event::Text(text) if in_code.is_none() && mdbook_include(&text).is_some() => {
+                let directive = mdbook_include(&text).unwrap_or_default();
+                return Err(BookError::new(
+                    path,
+                    lines.line_of(range.start),
+                    format!(
+                        "`{{{{#{directive}` pastes another file into the page when mdBook renders it, \
+                         but tangle and the checker read the chapter as written, so its code would \
+                         never be checked: put the text in the chapter"
+                    ),
+                ));
+            }
+            Event::Html(html) | Event::InlineHtml(html) if html.lines().any(opens_fence) => {
+                return Err(BookError::new(
+                    path,
+                    lines.line_of(range.start),
+                    "a code fence inside an HTML block (a tag such as <details> or <div> with no \
+                     blank line after it) is shown as text and never checked: leave a blank line \
+                     after the tag",
+                ));
+            }
             Event::Start(Tag::CodeBlock(kind)) => {
                 let info = match kind {
                     CodeBlockKind::Fenced(info) => info.to_string(),
@@ -361,6 +435,15 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
             Event::End(TagEnd::CodeBlock) => {
                 let (info, start, body, first) = in_code.take().unwrap();
                 if info == "\0indented" {
+                    if body.lines().any(|l| opens_fence(l) || l.trim() == SAVE_MARKER) {
+                        return Err(BookError::new(
+                            path,
+                            lines.line_of(start),
+                            "this code fence is indented four spaces (or four past a list item's \
+                             text), which makes it an indented code block: the fence is shown as \
+                             text and its code is never checked; indent it less",
+                        ));
+                    }
                     leaves.push(Leaf::Other);
                     continue;
                 }
@@ -654,6 +737,29 @@ mod tests {
 
     fn parse(src: &str) -> Result<Vec<CodeBlock>, BookError> {
         parse_blocks(Path::new("ch.md"), src)
+    }
+
+    #[test]
+    fn code_the_book_model_would_not_see_is_an_error_at_its_line() {
+        let html = "Intro.\n\n<details>\n<summary>Run it</summary>\n```rust\nprintln!(\"x\");\n```\n</details>\n";
+        let err = parse(html).unwrap_err();
+        assert!(err.message.contains("inside an HTML block"), "{err}");
+        assert_eq!(err.line, 5, "{err}");
+        let indented = "Intro.\n\n    ```rust\n    //@save\n    pub fn f() {}\n    ```\n";
+        let err = parse(indented).unwrap_err();
+        assert!(err.message.contains("indented code block"), "{err}");
+        assert_eq!(err.line, 3, "{err}");
+        let include = "Intro.\n\n{{#include part.md}}\n";
+        let err = parse(include).unwrap_err();
+        assert!(err.message.contains("`{{#include` pastes another file"), "{err}");
+        assert_eq!(err.line, 3, "{err}");
+        // A footnote's block is read as mdBook renders it: a saved block like any other.
+        let footnote = "Text.[^a]\n\n[^a]: The helper:\n\n    ```rust\n    //@save\n    /// H.\n    pub fn h() {}\n    ```\n";
+        let blocks = parse(footnote).unwrap();
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].kind, BlockKind::Saved);
+        // Code spans and an HTML block with a blank line before the fence are fine.
+        parse("Write `{{#include f.md}}` in mdBook.\n\n<div>\n\n```rust\nlet x = 1;\n```\n\n</div>\n").unwrap();
     }
 
     #[test]

@@ -162,6 +162,23 @@ mod tests {
     }
 
     #[test]
+    fn a_commented_out_summary_line_is_ignored_and_math_in_a_title_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let book = book_in(tmp.path(), &[("01-one.md", CH1), ("02-two.md", CH2)]);
+        let summary = book.dir.join("src/SUMMARY.md");
+        let original = std::fs::read_to_string(&summary).unwrap();
+        let line = original.lines().find(|l| l.contains("(02-two.md)")).unwrap().to_string();
+        std::fs::write(&summary, original.replace(&line, &format!("<!--\n{line}\n-->"))).unwrap();
+        let loaded = Book::load(&book.dir).unwrap();
+        assert_eq!(loaded.chapters.len(), 1, "the commented-out chapter is not part of the book");
+        let titled = original.replace("[02-two.md](02-two.md)", "[2. Two $A_t$](02-two.md)");
+        std::fs::write(&summary, titled).unwrap();
+        let err = Book::load(&book.dir).err().unwrap();
+        assert_eq!(err.line, 4, "{err}");
+        assert!(err.message.contains("holds `$`: titles are plain text"), "{err}");
+    }
+
+    #[test]
     fn a_name_saved_twice_in_one_chapter_names_both_lines() {
         let tmp = tempfile::tempdir().unwrap();
         let ch = "```rust\n//@save\nfn f() {}\n```\n\n```rust\n//@save\nstruct f;\n```\n";
