@@ -259,12 +259,36 @@ pub fn missing_images(page: &Page) -> Vec<BookError> {
         if target.is_empty() || target.contains(':') || target.starts_with('/') {
             continue;
         }
+        // A browser fetches `my%20fig.svg` as the file `my fig.svg`.
+        let target = percent_decoded(target);
+        let target = target.as_str();
         if !page.src_dir.join(page_dir).join(target).is_file() {
             let message = format!("image {target} does not exist (looked in {})", page.src_dir.join(page_dir).display());
             missing.push(BookError::new(&path, lines.line_of(range.start), message));
         }
     }
     missing
+}
+
+/// `text` with its `%XX` escapes decoded (left as written where one is malformed).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 /// The `Output:` paragraph and its ```` ```text ```` fence inside `<div class="arl-output">`,
@@ -349,7 +373,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("arl-images-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("figures")).unwrap();
         std::fs::write(dir.join("figures/there.svg"), "<svg/>").unwrap();
-        let content = "Intro.\n\n![A figure](figures/there.svg)\n\n![Gone](figures/gone.svg) and ![web](https://x.org/a.png)\n";
+        std::fs::write(dir.join("figures/my fig.svg"), "<svg/>").unwrap();
+        let content = "Intro.\n\n![A figure](figures/there.svg) ![B](figures/my%20fig.svg)\n\n![Gone](figures/gone.svg) and ![web](https://x.org/a.png)\n";
         let page = Page { source_path: "02-x.md", src_dir: &dir, title: "2. X", content };
         let errors = missing_images(&page);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -61,7 +61,16 @@ pub const PRINT_MACROS: &[&str] = &["println", "print", "eprintln", "eprint", "d
 /// Validate a saved block with `syn` and split it into items.
 pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem>, BookError> {
     let path = &chapter.path;
-    let md_pos = |lc: proc_macro2::LineColumn| (block.code_line + lc.line.saturating_sub(1), lc.column + 1);
+    // A block in a list item or blockquote has its lines' prefix (indentation, `> `) removed
+    // from its code: add it back to report the column in the Markdown file.
+    let source_lines: Vec<&str> = chapter.source.lines().collect();
+    let code_text: Vec<&str> = block.code.lines().collect();
+    let md_pos = |lc: proc_macro2::LineColumn| {
+        let line = block.code_line + lc.line.saturating_sub(1);
+        let in_code = code_text.get(lc.line.saturating_sub(1)).map_or(0, |l| l.chars().count());
+        let in_md = source_lines.get(line.saturating_sub(1)).map_or(0, |l| l.chars().count());
+        (line, in_md.saturating_sub(in_code) + lc.column + 1)
+    };
     let file = syn::parse_file(&block.code).map_err(|e| {
         // Statements parse as a block body: then the advice is to move them; otherwise
         // it is a plain syntax error, reported where syn found it.
@@ -105,7 +114,12 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
     }
     if let Some(attr) = file.attrs.first() {
         let line = block.code_line + attr.span().start().line - 1;
-        return Err(BookError::new(path, line, "saved blocks may not hold inner attributes (`#![...]`)"));
+        return Err(BookError::new(
+            path,
+            line,
+            "saved blocks may not hold inner attributes (`#![...]`) or inner doc comments (`//!`): \
+             a chapter's saved items become part of a module whose header tangle writes",
+        ));
     }
     let code_lines: Vec<&str> = block.code.lines().collect();
     let saved_block = chapter.saved_blocks().position(|b| std::ptr::eq(b, block)).map_or(0, |i| i + 1);
@@ -140,8 +154,9 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
                     path,
                     md_line(first_line),
                     format!(
-                        "saved block (opened at line {}) calls `{mac}!` at item level; saved blocks print nothing \
-                         and hold only items: move it into a run block",
+                        "saved block (opened at line {}) calls `{mac}!` at item level, which the library cannot \
+                         name or re-export (only `macro_rules!` definitions are taken): write the items it \
+                         would expand to, or move the call into a run block",
                         block.fence_line
                     ),
                 ));
@@ -316,6 +331,10 @@ fn use_leaves(u: &syn::ItemUse) -> Vec<String> {
             syn::UseTree::Path(p) => walk(&p.tree, format!("{prefix}{}::", p.ident), out),
             syn::UseTree::Name(n) if n.ident == "self" => out.push(prefix.trim_end_matches("::").to_string()),
             syn::UseTree::Name(n) => out.push(format!("{prefix}{}", n.ident)),
+            // `a::{self as b}` imports `a` itself: `use a as b;` (`use a::self as b;` is E0429).
+            syn::UseTree::Rename(r) if r.ident == "self" => {
+                out.push(format!("{} as {}", prefix.trim_end_matches("::"), r.rename))
+            }
             syn::UseTree::Rename(r) => out.push(format!("{prefix}{} as {}", r.ident, r.rename)),
             syn::UseTree::Glob(_) => out.push(format!("{prefix}*")),
             syn::UseTree::Group(g) => g.items.iter().for_each(|t| walk(t, prefix.clone(), out)),
@@ -823,6 +842,16 @@ mod tests {
     }
 
     #[test]
+    fn errors_in_a_list_item_or_blockquote_name_the_markdown_column() {
+        let item = chapter("1. Step:\n\n   ```rust\n   //@save\n   /// F.\n   pub fn f() { println!(\"x\"); }\n   ```\n");
+        let err = saved_items(&item, &item.blocks[0]).unwrap_err();
+        assert_eq!((err.line, err.column), (6, 17), "{err}");
+        let quote = chapter("> ```rust\n> //@save\n> /// F.\n> pub fn f() { println!(\"x\"); }\n> ```\n");
+        let err = saved_items(&quote, &quote.blocks[0]).unwrap_err();
+        assert_eq!((err.line, err.column), (4, 16), "{err}");
+    }
+
+    #[test]
     fn html_tags_in_doc_comments_are_errors_at_their_line() {
         let ch = chapter(
             "```rust\n//@save\n/// Words (newline -> `<nl>`) <-> ids; `Vec<i64>` is fine.\npub struct Tok;\n\n\
@@ -855,6 +884,13 @@ mod tests {
             .map(|i| i.text)
             .collect();
         assert_eq!(kept, vec!["use tch::{Kind, Tensor};", "use tch::nn;", "use std::fmt::{self, Write as _};"]);
+        // A renamed `self` left over after de-duplication is emitted as valid Rust.
+        let ch = chapter("```rust\n//@save\nuse std::io::Write;\n```\n\n```rust\n//@save\nuse std::io::{self as stdio, Write};\n```\n");
+        let mut uses = UseSet::default();
+        let kept: Vec<String> =
+            ch.blocks.iter().flat_map(|b| saved_items(&ch, b).unwrap()).filter_map(|i| uses.admit(i)).map(|i| i.text).collect();
+        assert_eq!(kept, vec!["use std::io::Write;", "use std::io as stdio;"]);
+        syn::parse_file(&kept.join("\n")).unwrap();
     }
 
     #[test]
