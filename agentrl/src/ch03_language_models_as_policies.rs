@@ -31,8 +31,8 @@ pub fn entropy_from_logits(logits: &Tensor) -> Tensor {
 }
 
 // generated from book/src/03-language-models-as-policies.md, saved block 2
-/// Options of `sampling_log_probs` and `sample_next`: `temperature` (0 = greedy) and
-/// nucleus mass `top_p`.
+/// Options of `sampling_log_probs` and `sample_next`: `temperature` (0 = greedy, negative is
+/// an error) and nucleus mass `top_p`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SamplingOptions {
     pub temperature: f64,
@@ -51,6 +51,8 @@ impl Default for SamplingOptions {
 /// Log-probs of the distribution actually sampled from: [..., V] -> [..., V], -inf = excluded.
 pub fn sampling_log_probs(logits: &Tensor, opts: SamplingOptions) -> Tensor {
     assert!(opts.top_p > 0.0, "sampling_log_probs: top_p must be positive, got {}", opts.top_p);
+    let t = opts.temperature; // NaN fails this too
+    assert!(t >= 0.0, "sampling_log_probs: temperature must be >= 0, got {t}");
     let kind = if logits.kind() == Kind::Double { Kind::Double } else { Kind::Float };
     let z = logits.to_kind(kind); // [..., V]
     if opts.temperature <= 0.0 {
@@ -80,6 +82,8 @@ use rand_chacha::ChaCha8Rng;
 /// Inverse-CDF draw from logits [B, V] with the given uniforms u [B] in [0, 1)
 /// -> (ids [B], logp [B]) under the sampling distribution.
 pub fn sample_with_uniforms(logits: &Tensor, opts: SamplingOptions, u: &[f64]) -> (Tensor, Tensor) {
+    let rows = if logits.dim() == 2 { logits.size()[0] } else { -1 };
+    assert_eq!(rows, u.len() as i64, "sample_with_uniforms: logits [B, V] and one uniform per row");
     let logp = sampling_log_probs(logits, opts); // [B, V], -inf = excluded
     let probs = logp.exp().to_kind(Kind::Double); // [B, V]
     let cdf = probs.cumsum(-1, Kind::Double); // [B, V], a sequential sum per row
@@ -132,7 +136,8 @@ pub struct TinyAgentConfig {
     /// Width of the output head; None means `vocab_size` (a language-model head).
     pub out_dim: Option<i64>,
     pub attention: Attention,
-    /// Where the weights live; inputs must be on the same device.
+    /// Where the weights live; inputs must be on the same device. Decoding (`extend`) moves
+    /// its inputs there; the training loops of Chapters 6 to 12 build CPU batches.
     pub device: Device,
 }
 
@@ -325,6 +330,7 @@ impl TinyAgent {
 
     /// Final-layer states under the causal mask: ids [B, T] -> hidden [B, T, D].
     pub fn hidden(&self, ids: &Tensor) -> Tensor {
+        assert_eq!(ids.dim(), 2, "TinyAgent: ids must be [B, T]");
         let t = ids.size()[1];
         assert!(
             t <= self.cfg.max_len,
@@ -433,14 +439,17 @@ impl TinyAgent {
     /// tokens, append them to `cache` -> logits after each row's last new token [B, O].
     pub fn extend(&self, cache: &mut KvCache, new: &[Vec<i64>]) -> Tensor {
         let (b, t) = (new.len(), new.iter().map(Vec::len).max().unwrap_or(0));
+        let ours = b == cache.seen.len() && cache.layers.len() == self.blocks.len();
+        assert!(ours, "extend: the cache must be this model's, with a row per entry of `new`");
+        // every row is checked before the cache changes, so a failed call leaves it intact
+        let fits = |r: usize| cache.seen[r] + new[r].len() as i64 <= self.cfg.max_len;
+        if let Some(r) = (0..b).find(|&r| new[r].is_empty() || !fits(r)) {
+            panic!("extend: row {r} needs 1..=max_len");
+        }
         let (mut ids, mut pos, mut real) =
             (vec![0i64; b * t], vec![0i64; b * t], vec![false; b * t]);
         for (r, row) in new.iter().enumerate() {
             let end = cache.seen[r] + row.len() as i64;
-            assert!(
-                !row.is_empty() && end <= self.cfg.max_len,
-                "extend: row {r} needs 1..=max_len"
-            );
             for j in 0..t {
                 pos[r * t + j] = (cache.seen[r] + j as i64).min(self.cfg.max_len - 1);
                 (ids[r * t + j], real[r * t + j]) =

@@ -915,6 +915,7 @@ pub struct BugFixEnv {
 impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
+        assert!(opts.max_turns >= 1, "BugFixEnv: max_turns must be at least 1");
         let info = EpisodeInfo::default();
         Self { opts, task: None, source: String::new(), info, done: true }
     }

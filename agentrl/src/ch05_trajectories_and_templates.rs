@@ -176,8 +176,9 @@ pub struct Episode {
     pub owner: Vec<i64>,
     /// Turn of each token (0 = prompt), [T].
     pub turn: Vec<i64>,
-    /// Sampling log-prob of each policy token, 0 elsewhere, [T]; None once a call arrived
-    /// without log-probs (a scripted policy), since a stored 0 would read as probability 1.
+    /// Sampling log-prob of each policy token, 0 elsewhere, [T]: `Episode::start` begins it
+    /// empty; None once a call arrived without log-probs (a scripted policy), since a stored 0
+    /// would read as probability 1.
     pub logp: Option<Vec<f32>>,
     pub turns: usize,
     pub reward: f64,
@@ -291,6 +292,7 @@ impl Clone for Trajectory {
 // generated from book/src/05-trajectories-and-templates.md, saved block 8
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
+    assert!(!episode.ids.is_empty(), "make_trajectory: empty episode (use Episode::start)");
     let owner = Tensor::from_slice(&episode.owner); // [T]
     Trajectory {
         ids: Tensor::from_slice(&episode.ids),
@@ -430,7 +432,7 @@ pub fn rollout(
 // generated from book/src/05-trajectories-and-templates.md, saved block 11
 /// Panics unless `model` can sample episodes with these prompt lengths: the tokenizer's ids
 /// fit its vocabulary, `opts.max_len` its context, and each prompt leaves room for a call.
-fn check_rollout_fits(
+pub fn check_rollout_fits(
     model: &TinyAgent,
     tok: &Tokenizer,
     opts: RolloutOptions,

@@ -50,7 +50,9 @@ pub fn aggregate_loss(per_token: &Tensor, mask: &Tensor, mode: LossMode) -> Tens
             per_seq.sum(Kind::Float) / has_tokens.sum(Kind::Float).clamp_min(1.0)
         }
         LossMode::ConstantNorm { norm } => {
-            x.sum(Kind::Float) / (b as f64 * norm.unwrap_or(t as f64))
+            let norm = norm.unwrap_or(t as f64);
+            assert!(norm > 0.0, "aggregate_loss: ConstantNorm needs a positive norm, got {norm}");
+            x.sum(Kind::Float) / (b as f64 * norm)
         }
     }
 }
@@ -70,7 +72,9 @@ pub fn reinforce_loss(logp: &Tensor, advantages: &Tensor, mask: &Tensor, mode: L
 
 // generated from book/src/06-policy-gradients.md, saved block 3
 /// Scale all gradients so that their joint L2 norm is at most `max_norm` -> the norm before.
+/// `f64::INFINITY` never clips.
 pub fn clip_grad_norm(vs: &nn::VarStore, max_norm: f64) -> f64 {
+    assert!(max_norm > 0.0, "clip_grad_norm: max_norm must be positive, got {max_norm}");
     let grads: Vec<Tensor> =
         (vs.trainable_variables().iter()).map(|v| v.grad()).filter(|g| g.defined()).collect();
     let squares: f64 = grads.iter().map(|g| g.square().sum(Kind::Double).double_value(&[])).sum();
@@ -225,6 +229,7 @@ pub fn scripted_demos(
 pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
     let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
     let model = TinyAgent::new(cfg, opts.seed);
+    assert!(!demos.is_empty(), "behavior_clone: no demonstrations to clone");
     let mut adam = nn::Adam::default().build(&model.vs, opts.lr).expect("optimizer");
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     for _ in 0..opts.steps {
@@ -292,6 +297,8 @@ pub fn reinforce_train(
     tok: &Tokenizer,
     opts: ReinforceOptions,
 ) -> Vec<RolloutSummary> {
+    // a batch of one has advantage r - mean(r) = 0: it would train nothing
+    assert!(!tasks.is_empty() && opts.batch_size >= 2, "reinforce_train: needs tasks, batch >= 2");
     let mut adam = nn::Adam::default().build(&model.vs, opts.lr).expect("optimizer");
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut history = vec![];

@@ -189,6 +189,8 @@ impl Default for GroupAdvantageOptions {
 /// Groups are consecutive; the std is the sample std (G - 1 in the denominator); a group of
 /// one gets 0.
 pub fn group_advantages(rewards: &Tensor, group_size: i64, opts: GroupAdvantageOptions) -> Tensor {
+    let whole = group_size >= 1 && rewards.numel() as i64 % group_size == 0;
+    assert!(whole, "group_advantages: {} rewards are not groups of {group_size}", rewards.numel());
     let groups = rewards.to_kind(Kind::Float).view([-1, group_size]); // [B / G, G]
     let centered = &groups - groups.mean_dim(1, true, Kind::Float);
     let adv = if opts.normalize_std && group_size > 1 {
@@ -203,6 +205,8 @@ pub fn group_advantages(rewards: &Tensor, group_size: i64, opts: GroupAdvantageO
 /// Leave-one-out advantages: r_i - mean of the other G-1 rewards in its group -> [B].
 pub fn rloo_advantages(rewards: &Tensor, group_size: i64) -> Tensor {
     assert!(group_size >= 2, "rloo_advantages: a sample needs at least one other in its group");
+    let whole = rewards.numel() as i64 % group_size == 0;
+    assert!(whole, "rloo_advantages: {} rewards are not groups of {group_size}", rewards.numel());
     let groups = rewards.to_kind(Kind::Float).view([-1, group_size]); // [B / G, G]
     let others = (groups.sum_dim_intlist(1, true, Kind::Float) - &groups) / (group_size - 1) as f64;
     (groups - others).view([-1])

@@ -5,7 +5,7 @@ use crate as arl;
 
 // generated from book/src/08-ppo.md, saved block 1
 /// Options of `ppo_policy_loss`: clip range, dual clip, loss mode, log-ratio clamp.
-/// The ratio is clipped to [1 - clip_low, 1 + clip_high].
+/// The ratio is clipped to [1 - clip_low, 1 + clip_high]: both are distances from 1 (0.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PpoOptions {
     pub clip_low: f64,
@@ -77,6 +77,10 @@ pub fn ppo_policy_loss(
     mask: &Tensor,
     opts: PpoOptions,
 ) -> (Tensor, PpoStats) {
+    // a negative clip would reverse the range; 1e9 is fine (no clip)
+    let ok = opts.clip_low >= 0.0 && opts.clip_high >= 0.0 && opts.max_log_ratio > 0.0;
+    assert!(ok, "ppo_policy_loss: needs clip_low, clip_high >= 0 and max_log_ratio > 0");
+    assert!(opts.dual_clip.is_none_or(|c| c > 1.0), "ppo_policy_loss: dual_clip must exceed 1");
     let keep = mask.gt(0.0); // [B, T]
     let adv =
         if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
@@ -125,6 +129,7 @@ pub fn value_loss(
     mask: &Tensor,
     clip: Option<f64>,
 ) -> Tensor {
+    assert!(clip.is_none_or(|c| c >= 0.0), "value_loss: a value clip must be >= 0");
     let returns = returns.detach();
     let plain = (values - &returns).square(); // [B, T]
     let per_token = match clip {

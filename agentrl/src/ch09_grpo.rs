@@ -450,6 +450,8 @@ pub fn gspo_policy_loss(
     mask: &Tensor,
     opts: GspoOptions,
 ) -> (Tensor, PpoStats) {
+    let ok = opts.clip_low >= 0.0 && opts.clip_high >= 0.0; // a negative clip reverses the range
+    assert!(ok, "gspo_policy_loss: needs clip_low, clip_high >= 0");
     let keep = mask.gt(0.0); // [B, T]
     let log_ratio = (logp - old_logp.detach()).where_self(&keep, &logp.zeros_like()); // [B, T]
     let seq_log_ratio = masked_mean(&log_ratio, mask, Some(1)).detach();
@@ -522,6 +524,7 @@ pub struct UpdateStats {
 // generated from book/src/09-grpo.md, saved block 12
 /// The rows `rows` of a batch, cut to their longest real sequence.
 pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
+    assert!(!rows.is_empty(), "batch_rows: no rows to take");
     let index = row_index(rows);
     let pick = |t: &Tensor| t.index_select(0, &index);
     let t =
@@ -679,6 +682,9 @@ pub fn rl_update(
     extra: Option<LossTerms>,
     rng: &mut ChaCha8Rng,
 ) -> UpdateStats {
+    if batch.ids.size()[0] == 0 {
+        return UpdateStats::default(); // no episode, nothing to learn
+    }
     // pi_old and pi_ref as the ratio and the KL penalty score them: the models themselves
     let old_logp = batch_log_probs(model, batch, cfg.micro_batch, 1.0); // [B, T-1]
     let ref_logp = ref_model.map(|r| batch_log_probs(r, batch, cfg.micro_batch, 1.0));
@@ -723,6 +729,7 @@ use tch::nn::OptimizerConfig;
 // generated from book/src/09-grpo.md, saved block 17
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
 pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
+    assert!(!tasks.is_empty(), "draw_tasks: no tasks to draw from");
     (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
 }
 
@@ -765,6 +772,18 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
+// generated from book/src/09-grpo.md, saved block 17
+/// Panics unless `cfg` can train on `tasks`: tasks to draw, groups of two or more (a group of
+/// one never has signal, so all would be dropped, unless `keep_zero_signal`), kl_coef >= 0,
+/// and a reference model whenever kl_coef > 0.
+pub fn check_rl_config(cfg: &RLConfig, tasks: &[Task], has_ref_model: bool) {
+    assert!(!tasks.is_empty(), "RLConfig: no tasks to train on");
+    let groups = cfg.group_size >= 2 || (cfg.group_size == 1 && cfg.keep_zero_signal);
+    assert!(groups, "RLConfig: group_size {} leaves no group with signal", cfg.group_size);
+    assert!(cfg.kl_coef >= 0.0, "RLConfig: kl_coef must be >= 0, got {}", cfg.kl_coef);
+    assert!(cfg.kl_coef == 0.0 || has_ref_model, "RLConfig: kl_coef > 0 needs a ref_model");
+}
+
 // generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
@@ -788,7 +807,8 @@ pub type UpdateHook<'a> = &'a dyn Fn(
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
-    /// Evaluated with one episode per task (seed fixed) every `eval_every` steps and at the end.
+    /// Evaluated with one episode per task (seed fixed) every `eval_every` steps and at the end
+    /// (`eval_every = 0`: at the end only).
     pub eval_tasks: Option<&'a [Task]>,
     pub eval_every: usize,
     pub env_factory: &'a dyn Fn(&RLConfig) -> Box<dyn Env>,
@@ -840,7 +860,7 @@ pub fn train_rl(
     steps: usize,
     opts: TrainOptions,
 ) -> Vec<StepRecord> {
-    assert!(cfg.kl_coef == 0.0 || opts.ref_model.is_some(), "train_rl: kl_coef needs ref_model");
+    check_rl_config(cfg, tasks, opts.ref_model.is_some());
     let mut adam = nn::Adam::default().build(&model.vs, cfg.lr).expect("optimizer");
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut history = Vec::with_capacity(steps);
@@ -863,7 +883,7 @@ pub fn train_rl(
         }
         let last = step + 1 == steps;
         if let (Some(eval_tasks), true) =
-            (opts.eval_tasks, (step + 1) % opts.eval_every == 0 || last)
+            (opts.eval_tasks, (step + 1).checked_rem(opts.eval_every) == Some(0) || last)
         {
             let eval = EvalOptions { seed: cfg.seed + 1000, ..Default::default() };
             record.eval = Some(evaluate(model, eval_tasks, tok, eval, cfg, opts.env_factory));

@@ -177,6 +177,8 @@ pub fn regularized_update(
 ) -> RegularizedStats {
     let kl_in_loss = reg.kl_coef > 0.0 && !reg.kl_in_reward;
     assert!(!kl_in_loss || ref_model.is_some(), "regularized_update: KL loss needs ref_model");
+    // rl_update would add cfg's own KL penalty on top of this one
+    assert!(cfg.kl_coef == 0.0, "regularized_update: set the KL in reg, with cfg.kl_coef = 0");
     // entropy and KL summed over micro-batches, each weighted by its share of its minibatch
     let (entropy, kl) = (Cell::new(0.0), Cell::new(0.0));
     let terms =

@@ -25,7 +25,8 @@ pub fn per_call_rewards<'a>(
 
 // generated from book/src/12-multi-turn.md, saved block 1
 /// x whitened over the positions where mask is 1 (mean 0, std 1 there; the std is the
-/// population std, guarded by eps under the root), 0 elsewhere: [B, T] -> [B, T].
+/// population std, guarded by eps under the root), times the mask, so 0 elsewhere where x is
+/// finite: [B, T] -> [B, T].
 pub fn masked_whiten(x: &Tensor, mask: &Tensor, eps: f64) -> Tensor {
     let centered = x - masked_mean(x, mask, None);
     let var = masked_mean(&centered.square(), mask, None);
@@ -46,6 +47,7 @@ impl EarlyStopEnv {
     /// Wrap a BugFix environment with options `opts` and an edit budget of `max_edits`; stop an
     /// episode after `max_invalid` invalid calls.
     pub fn new(opts: BugFixEnvOptions, max_edits: usize, max_invalid: usize) -> Self {
+        assert!(max_invalid >= 1, "EarlyStopEnv: max_invalid must be at least 1");
         EarlyStopEnv { inner: EditBudgetEnv::new(opts, max_edits), max_invalid }
     }
 }
@@ -136,6 +138,7 @@ pub fn sample_calls(
     opts: RolloutOptions,
     stats: &mut RolloutStats,
 ) -> Vec<(Vec<i64>, Vec<f32>)> {
+    assert_eq!(rngs.len(), views.len(), "sample_calls: one generator per view");
     let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
     let mut cache = KvCache::new(model, views.len());
     let mut calls: Vec<(Vec<i64>, Vec<f32>)> = vec![Default::default(); views.len()];
@@ -184,6 +187,7 @@ pub fn context_rollout_batch<E: Env>(
         .zip(tasks)
         .map(|(env, task)| Episode::start(tok, &env.reset(task)))
         .collect();
+    check_rollout_fits(model, tok, opts.rollout, episodes.iter().map(|e| e.ids.len()));
     let mut sampled: Vec<Vec<(Vec<i64>, Vec<i64>, Vec<f32>)>> = vec![vec![]; tasks.len()];
     let (mut running, mut stats): (Vec<usize>, _) =
         ((0..tasks.len()).collect(), RolloutStats::default());
