@@ -99,16 +99,18 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
     if let Some(&at) = math::stray_dollars(source).first() {
         let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
         let line_end = source[at..].find('\n').map_or(source.len(), |i| at + i);
-        return Err(BookError::new(
-            &path,
-            lines.line_of(at),
-            format!(
-                "a `$` that is not math would show as raw text: `{}`; inline math has no space \
-                 just inside its dollars, uses `\\vert` for `|` in a table, and is not typeset \
-                 inside HTML; write `\\$` for a dollar sign",
-                source[line_start..line_end].trim()
-            ),
-        ));
+        let display = source[at..].starts_with("$$") || source[..at].ends_with('$');
+        let advice = if display {
+            "a line inside `$$…$$` that starts like a Markdown block (`-`, `+`, `#`, `>`, `1.`) \
+             ends the paragraph and so the formula: move that operator to the end of the line \
+             before"
+        } else {
+            "inline math has no space just inside its dollars, uses `\\vert` for `|` in a \
+             table, and is not typeset inside HTML; write `\\$` for a dollar sign"
+        };
+        let shown = source[line_start..line_end].trim();
+        let message = format!("a `$` that is not math would show as raw text: `{shown}`; {advice}");
+        return Err(BookError::new(&path, lines.line_of(at), message));
     }
     for formula in math::formulas(source) {
         if edits.iter().any(|(r, _)| r.start < formula.span.end && formula.span.start < r.end) {
@@ -136,7 +138,11 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
             BookError::new(
                 &path,
                 lines.line_of(formula.span.start),
-                format!("cannot typeset {delim}{}{delim}: {e}", formula.tex.trim()),
+                // a display formula may run over lines: show it on one
+                format!(
+                    "cannot typeset {delim}{}{delim}: {e}",
+                    formula.tex.split_whitespace().collect::<Vec<_>>().join(" ")
+                ),
             )
         })?;
         let mathml = math::markdown_safe(&mathml);
@@ -471,6 +477,15 @@ mod tests {
             assert_eq!(err.line, line, "{content}");
             assert!(err.message.contains("a `$` that is not math"), "{err}");
         }
+        let err = render_page(&Page {
+            source_path: "02-x.md",
+            src_dir: Path::new("book/src"),
+            title: "2. X",
+            content: "Intro.\n\n$$J = \\mathbb{E}[R]\n- \\beta\\,\\mathrm{KL}$$\n",
+        })
+        .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("starts like a Markdown block"), "{err}");
         assert!(render("Costs \\$5, not $x$.\n").contains("Costs \\$5, not <span class=\"arl-nowrap\"><math"));
     }
 
