@@ -150,6 +150,15 @@ mod tests {
     }
 
     #[test]
+    fn summaries_on_the_reference_page_keep_bars_and_dollars_as_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ch = "```rust\n//@save\n/// Costs $5 | or $x$.\npub fn cost() -> i64 { 5 }\n```\n";
+        let book = book_in(tmp.path(), &[("01-one.md", ch)]);
+        let page = tangle_book(&book).unwrap().reference.content;
+        assert!(page.contains("| Costs \\$5 \\| or \\$x\\$. |"), "{page}");
+    }
+
+    #[test]
     fn a_summary_line_naming_a_chapter_without_a_link_is_an_error() {
         let tmp = tempfile::tempdir().unwrap();
         let book = book_in(tmp.path(), &[("01-one.md", CH1), ("02-two.md", CH2)]);

@@ -694,7 +694,8 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
         page.push_line("| --- | --- |", None);
         for item in rows {
             let sig = item.signature.as_deref().unwrap().replace('|', "\\|");
-            let summary = item.summary.replace('|', "\\|");
+            // The page shows the summary as rustdoc does: a `$` is a character, not math.
+            let summary = item.summary.replace('|', "\\|").replace('$', "\\$");
             page.push_line(&format!("| `{sig}` | {summary} |"), None);
         }
     }
