@@ -785,7 +785,9 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
         h.update(f.rel_path.display().to_string().as_bytes());
         h.update(f.content.as_bytes());
     }
-    for (k, v) in env.iter().filter(|(k, _)| k == "LIBTORCH" || k == qwen3::ENV_VAR) {
+    // LD_LIBRARY_PATH carries the user's own value after libtorch's lib/: the program sees it.
+    let keyed = |k: &str| ["LIBTORCH", "LD_LIBRARY_PATH", qwen3::ENV_VAR].contains(&k);
+    for (k, v) in env.iter().filter(|(k, _)| keyed(k)) {
         h.update(format!("{k}={v}\n").as_bytes());
     }
     for (k, v) in run::DETERMINISM_ENV {

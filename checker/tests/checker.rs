@@ -60,12 +60,15 @@ impl Fixture {
 
     /// The same, without `--force`: chapters that passed before may be skipped.
     fn run_cached(&self, args: &[&str]) -> (i32, String) {
-        let mut cmd = self.command(args);
+        self.output(self.cached_command(args))
+    }
+
+    fn cached_command(&self, args: &[&str]) -> Command {
+        let cmd = self.command(args);
         let kept: Vec<_> = cmd.get_args().filter(|a| *a != "--force").map(|a| a.to_owned()).collect();
         let mut plain = Command::new(cmd.get_program());
         plain.current_dir(self.tmp.path()).args(kept);
-        cmd = plain;
-        self.output(cmd)
+        plain
     }
 
     fn output(&self, mut cmd: Command) -> (i32, String) {
@@ -108,6 +111,12 @@ fn good_book_passes_shares_variables_uses_tch_and_caches() {
     let (code, out) = f.run_cached(&["--chapters", "02"]);
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (cached"]);
+    // So does a LD_LIBRARY_PATH of the user's, which the program sees after libtorch's lib/.
+    let mut cmd = f.cached_command(&["--chapters", "02"]);
+    cmd.env("LD_LIBRARY_PATH", f.tmp.path());
+    let (code, out) = f.output(cmd);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (build"]);
 }
 
 #[test]
