@@ -90,7 +90,7 @@ use tch::{Kind, Tensor};
 
 // generated from book/src/02-rl-fundamentals.md, saved block 3
 /// Options of `make_repair_mdp`: every action in a live state also earns `-step_cost`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RepairMdpOptions {
     pub step_cost: f64,
 }
@@ -145,7 +145,7 @@ pub fn policy_evaluation(p: &Tensor, r: &Tensor, policy: &Tensor, gamma: f64) ->
 
 // generated from book/src/02-rl-fundamentals.md, saved block 6
 /// Options of `value_iteration`: at most `iters` sweeps; stop once no value moves by `tol`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValueIterationOptions {
     pub iters: usize,
     pub tol: f64,

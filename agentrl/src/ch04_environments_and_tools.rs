@@ -375,7 +375,7 @@ pub fn minmax_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
 
 // generated from book/src/04-environments-and-tools.md, saved block 10
 /// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawTestsOptions {
     pub n_public: usize,
     pub n_hidden: usize,

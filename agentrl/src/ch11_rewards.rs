@@ -214,8 +214,9 @@ pub struct VerifierNoise {
 
 // generated from book/src/11-rewards.md, saved block 5
 /// Wrap `reward`: a pass reads as 0 w.p. `false_neg`; a failed submission reads as 1 w.p.
-/// `false_pos`. One draw per call from the hook's own seeded stream, so a run that calls the
-/// hook in the same order gets the same verdicts.
+/// `false_pos`. `reward` is read as the verdict (r > 0 is a pass), so wrap an unshaped one:
+/// with penalties a pass can score <= 0. One draw per call from the hook's own seeded
+/// stream, so a run that calls the hook in the same order gets the same verdicts.
 pub fn flaky_reward(reward: RewardFn, noise: VerifierNoise) -> RewardFn {
     let rng = Mutex::new(ChaCha8Rng::seed_from_u64(noise.seed));
     Arc::new(move |info: &EpisodeInfo| {
