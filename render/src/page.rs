@@ -254,13 +254,21 @@ fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str)
 /// folder: mdBook would copy nothing and the reader would see a broken image. Links with a
 /// scheme (`https:`, `data:`) or an absolute path are not checked.
 pub fn missing_images(page: &Page) -> Vec<BookError> {
-    use pulldown_cmark::{Event, Options, Parser, Tag};
+    use pulldown_cmark::{Event, Parser, Tag};
     let path = page.src_dir.join(page.source_path);
     let page_dir = Path::new(page.source_path).parent().unwrap_or(Path::new(""));
     let lines = LineIndex::new(page.content);
     let mut missing = Vec::new();
-    for (event, range) in Parser::new_ext(page.content, Options::ENABLE_TABLES).into_offset_iter() {
-        let Event::Start(Tag::Image { dest_url, .. }) = event else { continue };
+    for (event, range) in Parser::new_ext(page.content, math::markdown_options()).into_offset_iter() {
+        // `![alt](src)`, or `<img src="…">` written as HTML
+        let dest_url = match event {
+            Event::Start(Tag::Image { dest_url, .. }) => dest_url.to_string(),
+            Event::Html(html) | Event::InlineHtml(html) => match html_img_src(&html) {
+                Some(src) => src,
+                None => continue,
+            },
+            _ => continue,
+        };
         let target = dest_url.split(['#', '?']).next().unwrap_or("");
         if target.is_empty() || target.contains(':') || target.starts_with('/') {
             continue;
@@ -274,6 +282,16 @@ pub fn missing_images(page: &Page) -> Vec<BookError> {
         }
     }
     missing
+}
+
+/// The `src` of an `<img …>` tag in an HTML fragment (double or single quotes).
+fn html_img_src(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let tag = lower.find("<img")?;
+    let src = tag + lower[tag..].find("src=")? + 4;
+    let quote = html[src..].chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let value = &html[src + 1..];
+    Some(value[..value.find(quote)?].to_string())
 }
 
 /// `text` with its `%XX` escapes decoded (left as written where one is malformed).
@@ -380,13 +398,15 @@ mod tests {
         std::fs::create_dir_all(dir.join("figures")).unwrap();
         std::fs::write(dir.join("figures/there.svg"), "<svg/>").unwrap();
         std::fs::write(dir.join("figures/my fig.svg"), "<svg/>").unwrap();
-        let content = "Intro.\n\n![A figure](figures/there.svg) ![B](figures/my%20fig.svg)\n\n![Gone](figures/gone.svg) and ![web](https://x.org/a.png)\n";
+        let content = "Intro.\n\n![A figure](figures/there.svg) ![B](figures/my%20fig.svg)\n\n![Gone](figures/gone.svg) and ![web](https://x.org/a.png)\n\n<img src=\"figures/there.svg\" width=\"50%\">\n\n<p><img alt=\"x\" src='figures/lost.svg'></p>\n";
         let page = Page { source_path: "02-x.md", src_dir: &dir, title: "2. X", content };
         let errors = missing_images(&page);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors.len(), 2, "{errors:?}");
         assert_eq!(errors[0].line, 5);
         assert!(errors[0].message.contains("image figures/gone.svg does not exist"), "{}", errors[0]);
+        assert_eq!(errors[1].line, 9);
+        assert!(errors[1].message.contains("image figures/lost.svg does not exist"), "{}", errors[1]);
     }
 
     #[test]
