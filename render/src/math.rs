@@ -41,7 +41,7 @@ pub fn stray_dollars(markdown: &str) -> Vec<usize> {
     let mut stray = Vec::new();
     let (mut in_code_block, mut in_autolink) = (false, false);
     // HTML comments are never shown; a comment may run over several HTML events.
-    let comments = html_comments(markdown);
+    let comments = tangle::book::html_comments(markdown);
     for (event, span) in Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(_)) => {
@@ -65,10 +65,6 @@ pub fn stray_dollars(markdown: &str) -> Vec<usize> {
             Event::Html(_) | Event::InlineHtml(_) if !in_code_block => {}
             _ => continue,
         }
-        let span = span.start..span.end;
-        if comments.iter().any(|c| c.start <= span.start && span.end <= c.end) {
-            continue;
-        }
         // Offsets in the source, not the event's text: an escape (`\$`) is dropped from
         // the text, and its backslash is what marks the dollar as meant.
         for (i, _) in markdown[span.clone()].match_indices('$') {
@@ -81,18 +77,6 @@ pub fn stray_dollars(markdown: &str) -> Vec<usize> {
     }
     stray.dedup();
     stray
-}
-
-/// Byte ranges of the HTML comments (`<!-- … -->`) of a page.
-fn html_comments(markdown: &str) -> Vec<Range<usize>> {
-    let mut comments = Vec::new();
-    let mut rest = 0;
-    while let Some(open) = markdown[rest..].find("<!--").map(|i| rest + i) {
-        let close = markdown[open + 4..].find("-->").map_or(markdown.len(), |i| open + 4 + i + 3);
-        comments.push(open..close);
-        rest = close;
-    }
-    comments
 }
 
 /// Typeset LaTeX as a `<math>` element (MathML Core). Unknown commands and syntax errors

@@ -341,14 +341,28 @@ fn mermaid_element(code: &str, indent: &str) -> String {
 mod tests {
     use super::*;
 
-    fn render(content: &str) -> String {
-        render_page(&Page {
+    fn page(content: &str) -> Page<'_> {
+        Page {
             source_path: "02-rl-fundamentals.md",
             src_dir: Path::new("book/src"),
             title: "2. Reinforcement Learning Fundamentals",
             content,
-        })
-        .unwrap()
+        }
+    }
+
+    fn render(content: &str) -> String {
+        render_page(&page(content)).unwrap()
+    }
+
+    fn render_err(content: &str) -> BookError {
+        render_page(&page(content)).unwrap_err()
+    }
+
+    /// A rewritten page as HTML, to see what Markdown makes of the wrappers.
+    fn to_html(markdown: &str) -> String {
+        let mut out = String::new();
+        pulldown_cmark::html::push_html(&mut out, pulldown_cmark::Parser::new(markdown));
+        out
     }
 
     const SAVED: &str = "Intro.\n\n```rust\n//@save\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\n/// Options.\npub struct Opts;\n```\n\nAfter.\n";
@@ -383,10 +397,8 @@ mod tests {
 
     #[test]
     fn a_paragraph_right_below_a_wrapper_is_still_markdown() {
-        use pulldown_cmark::{html, Options, Parser};
         let src = "```rust\n//@save\n/// A.\npub fn a() {}\n```\nRight after, *emphasis*.\n\n```rust\nprintln!(\"x\");\n```\n\nOutput:\n\n```text\nx\n```\nThen **bold**.\n\n- item:\n\n  ```rust\n  println!(\"y\");\n  ```\n\n  Output:\n\n  ```text\n  y\n  ```\n  In the *item*.\n";
-        let mut out = String::new();
-        html::push_html(&mut out, Parser::new_ext(&render(src), Options::empty()));
+        let out = to_html(&render(src));
         assert!(out.contains("<p>Right after, <em>emphasis</em>.</p>"), "{out}");
         assert!(out.contains("<p>Then <strong>bold</strong>.</p>"), "{out}");
         assert!(out.contains("<p>In the <em>item</em>.</p>"), "{out}");
@@ -442,8 +454,7 @@ mod tests {
     #[test]
     fn math_in_alt_text_is_an_error() {
         let src = "Intro.\n\n![The return $G_t$ per step](figures/x.svg)\n";
-        let err = render_page(&Page { source_path: "02-x.md", src_dir: Path::new("book/src"), title: "2. X", content: src })
-            .unwrap_err();
+        let err = render_err(src);
         assert_eq!(err.line, 3, "{err}");
         assert!(err.message.contains("alt text"), "{err}");
     }
@@ -451,8 +462,7 @@ mod tests {
     #[test]
     fn an_escaped_bar_in_table_math_is_an_error() {
         let src = "| a | b |\n| --- | --- |\n| $\\|x\\|$ | norm |\n";
-        let err = render_page(&Page { source_path: "02-x.md", src_dir: Path::new("book/src"), title: "2. X", content: src })
-            .unwrap_err();
+        let err = render_err(src);
         assert_eq!(err.line, 3, "{err}");
         assert!(err.message.contains("write `\\Vert`"), "{err}");
         assert!(render("Outside a table $\\|x\\|$ is a norm.\n").contains("<math"));
@@ -469,13 +479,7 @@ mod tests {
 
     #[test]
     fn bad_math_names_file_and_line() {
-        let err = render_page(&Page {
-            source_path: "02-rl-fundamentals.md",
-            src_dir: Path::new("book/src"),
-            title: "2. X",
-            content: "One.\n\nTwo $\\frac{1} \\nosuchcommand$ three.\n",
-        })
-        .unwrap_err();
+        let err = render_err("One.\n\nTwo $\\frac{1} \\nosuchcommand$ three.\n");
         assert_eq!(err.line, 3);
         assert!(err.to_string().starts_with("book/src/02-rl-fundamentals.md:3: cannot typeset $"), "{err}");
     }
@@ -487,23 +491,11 @@ mod tests {
             ("| a | b |\n| --- | --- |\n| $|x|$ | abs |\n", 3),
             ("Text.\n\n<div>\n$x$\n</div>\n", 4),
         ] {
-            let err = render_page(&Page {
-                source_path: "02-rl-fundamentals.md",
-                src_dir: Path::new("book/src"),
-                title: "2. X",
-                content,
-            })
-            .unwrap_err();
+            let err = render_err(content);
             assert_eq!(err.line, line, "{content}");
             assert!(err.message.contains("a `$` that is not math"), "{err}");
         }
-        let err = render_page(&Page {
-            source_path: "02-x.md",
-            src_dir: Path::new("book/src"),
-            title: "2. X",
-            content: "Intro.\n\n$$J = \\mathbb{E}[R]\n- \\beta\\,\\mathrm{KL}$$\n",
-        })
-        .unwrap_err();
+        let err = render_err("Intro.\n\n$$J = \\mathbb{E}[R]\n- \\beta\\,\\mathrm{KL}$$\n");
         assert_eq!(err.line, 3, "{err}");
         assert!(err.message.contains("starts like a Markdown block"), "{err}");
         assert!(render("Costs \\$5, not $x$.\n").contains("Costs \\$5, not <span class=\"arl-nowrap\"><math"));
@@ -517,12 +509,6 @@ mod tests {
 
     #[test]
     fn mermaid_in_a_list_item_or_blockquote_is_drawn_there() {
-        use pulldown_cmark::{html, Options, Parser};
-        let to_html = |md: &str| {
-            let mut out = String::new();
-            html::push_html(&mut out, Parser::new_ext(md, Options::empty()));
-            out
-        };
         let diagram = "<pre class=\"mermaid\">flowchart LR\n  A --&gt; B\n\n  B --&gt; C</pre>";
         let item = render("1. Graph:\n\n   ```mermaid\n   flowchart LR\n     A --> B\n\n     B --> C\n   ```\n\n   After.\n");
         let item_html = to_html(&item);
@@ -530,13 +516,7 @@ mod tests {
         let quote = render("> Graph:\n>\n> ```mermaid\n> flowchart LR\n>   A --> B\n>\n>   B --> C\n> ```\n");
         let quote_html = to_html(&quote);
         assert!(quote_html.contains(&format!("<blockquote>\n<p>Graph:</p>\n{diagram}\n</blockquote>")), "{quote_html}");
-        let err = render_page(&Page {
-            source_path: "02-x.md",
-            src_dir: Path::new("book/src"),
-            title: "2. X",
-            content: "Intro.\n\n- ```mermaid\n  flowchart LR\n  ```\n",
-        })
-        .unwrap_err();
+        let err = render_err("Intro.\n\n- ```mermaid\n  flowchart LR\n  ```\n");
         assert_eq!(err.line, 3, "{err}");
         assert!(err.message.contains("mermaid block that opens on a list marker's line"), "{err}");
     }

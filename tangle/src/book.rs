@@ -289,17 +289,23 @@ struct SummaryEntry {
     line: usize,
 }
 
-/// 1-based numbers of the lines that lie wholly inside an HTML comment (`<!-- … -->`).
-fn commented_lines(text: &str) -> std::collections::HashSet<usize> {
-    let lines = LineIndex::new(text);
-    let mut commented = std::collections::HashSet::new();
+/// Byte ranges of the HTML comments (`<!-- … -->`) of a text; one left open runs to its end.
+pub fn html_comments(text: &str) -> Vec<Range<usize>> {
+    let mut comments = Vec::new();
     let mut rest = 0;
     while let Some(open) = text[rest..].find("<!--").map(|i| rest + i) {
         let close = text[open + 4..].find("-->").map_or(text.len(), |i| open + 4 + i + 3);
-        commented.extend(lines.line_of(open)..=lines.line_of(close.saturating_sub(1).max(open)));
+        comments.push(open..close);
         rest = close;
     }
-    commented
+    comments
+}
+
+/// 1-based numbers of the lines that an HTML comment (`<!-- … -->`) touches.
+fn commented_lines(text: &str) -> std::collections::HashSet<usize> {
+    let lines = LineIndex::new(text);
+    let to_lines = |c: Range<usize>| lines.line_of(c.start)..=lines.line_of(c.end.saturating_sub(1).max(c.start));
+    html_comments(text).into_iter().flat_map(to_lines).collect()
 }
 
 fn summary_entries(summary: &str) -> Vec<SummaryEntry> {
@@ -370,9 +376,13 @@ pub fn markdown_options() -> Options {
 /// mdBook's directives that paste another file into a page (`{{#include f.rs}}`): the
 /// directive's name, if `text` holds one.
 fn mdbook_include(text: &str) -> Option<&'static str> {
-    ["include", "rustdoc_include", "playground"]
-        .into_iter()
-        .find(|d| text.contains(&format!("{{{{#{d} ")) || text.contains(&format!("{{{{#{d}}}}}")))
+    // `{{#name ` or `{{#name}}`, without building a pattern for every text of every page
+    text.match_indices("{{#").find_map(|(at, _)| {
+        let rest = &text[at + 3..];
+        ["include", "rustdoc_include", "playground"].into_iter().find(|d| {
+            rest.strip_prefix(d).is_some_and(|after| after.starts_with(' ') || after.starts_with("}}"))
+        })
+    })
 }
 
 /// A line that opens a fenced code block (three or more backticks or tildes).
@@ -741,18 +751,19 @@ mod tests {
 
     #[test]
     fn code_the_book_model_would_not_see_is_an_error_at_its_line() {
-        let html = "Intro.\n\n<details>\n<summary>Run it</summary>\n```rust\nprintln!(\"x\");\n```\n</details>\n";
-        let err = parse(html).unwrap_err();
-        assert!(err.message.contains("inside an HTML block"), "{err}");
-        assert_eq!(err.line, 5, "{err}");
-        let indented = "Intro.\n\n    ```rust\n    //@save\n    pub fn f() {}\n    ```\n";
-        let err = parse(indented).unwrap_err();
-        assert!(err.message.contains("indented code block"), "{err}");
-        assert_eq!(err.line, 3, "{err}");
-        let include = "Intro.\n\n{{#include part.md}}\n";
-        let err = parse(include).unwrap_err();
-        assert!(err.message.contains("`{{#include` pastes another file"), "{err}");
-        assert_eq!(err.line, 3, "{err}");
+        for (src, says, line) in [
+            (
+                "Intro.\n\n<details>\n<summary>Run it</summary>\n```rust\nprintln!(\"x\");\n```\n</details>\n",
+                "inside an HTML block",
+                5,
+            ),
+            ("Intro.\n\n    ```rust\n    //@save\n    pub fn f() {}\n    ```\n", "indented code block", 3),
+            ("Intro.\n\n{{#include part.md}}\n", "`{{#include` pastes another file", 3),
+        ] {
+            let err = parse(src).unwrap_err();
+            assert!(err.message.contains(says), "{err}");
+            assert_eq!(err.line, line, "{err}");
+        }
         // A footnote's block is read as mdBook renders it: a saved block like any other.
         let footnote = "Text.[^a]\n\n[^a]: The helper:\n\n    ```rust\n    //@save\n    /// H.\n    pub fn h() {}\n    ```\n";
         let blocks = parse(footnote).unwrap();

@@ -873,23 +873,24 @@ mod tests {
         assert_eq!(items[1].summary, "One line, no period");
     }
 
+    /// The saved items of a chapter's blocks, in order, as one scope emits them.
+    fn admitted(ch: &Chapter) -> Vec<SavedItem> {
+        let mut uses = UseSet::default();
+        ch.saved_blocks().flat_map(|b| saved_items(ch, b).unwrap()).filter_map(|i| uses.admit(i)).collect()
+    }
+
+    fn admitted_text(ch: &Chapter) -> Vec<String> {
+        admitted(ch).into_iter().map(|i| i.text).collect()
+    }
+
     #[test]
     fn overlapping_uses_are_merged_by_imported_path() {
         let ch = chapter("```rust\n//@save\nuse tch::{Kind, Tensor};\n```\n\n```rust\n//@save\nuse tch::{nn, Kind, Tensor};\nuse tch::Tensor;\nuse std::fmt::{self, Write as _};\n```\n");
-        let mut uses = UseSet::default();
-        let kept: Vec<String> = ch
-            .blocks
-            .iter()
-            .flat_map(|b| saved_items(&ch, b).unwrap())
-            .filter_map(|i| uses.admit(i))
-            .map(|i| i.text)
-            .collect();
+        let kept = admitted_text(&ch);
         assert_eq!(kept, vec!["use tch::{Kind, Tensor};", "use tch::nn;", "use std::fmt::{self, Write as _};"]);
         // A renamed `self` left over after de-duplication is emitted as valid Rust.
         let ch = chapter("```rust\n//@save\nuse std::io::Write;\n```\n\n```rust\n//@save\nuse std::io::{self as stdio, Write};\n```\n");
-        let mut uses = UseSet::default();
-        let kept: Vec<String> =
-            ch.blocks.iter().flat_map(|b| saved_items(&ch, b).unwrap()).filter_map(|i| uses.admit(i)).map(|i| i.text).collect();
+        let kept = admitted_text(&ch);
         assert_eq!(kept, vec!["use std::io::Write;", "use std::io as stdio;"]);
         syn::parse_file(&kept.join("\n")).unwrap();
     }
@@ -907,12 +908,7 @@ mod tests {
     #[test]
     fn a_use_under_an_attribute_does_not_hide_the_plain_one() {
         let ch = chapter("```rust\n//@save\n#[cfg(test)]\nuse std::fmt;\n```\n\n```rust\n//@save\nuse std::fmt;\n```\n");
-        let mut uses = UseSet::default();
-        let kept: Vec<SavedItem> = ch
-            .saved_blocks()
-            .flat_map(|b| saved_items(&ch, b).unwrap())
-            .filter_map(|item| uses.admit(item))
-            .collect();
+        let kept = admitted(&ch);
         assert_eq!(kept.len(), 2, "{kept:?}");
         assert_eq!(kept[1].text, "use std::fmt;");
     }
