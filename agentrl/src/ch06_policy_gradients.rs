@@ -99,7 +99,7 @@ pub struct StepStats {
 /// One REINFORCE update on a collated batch; advantages [B] or [B, T-1] -> loss, grad norm.
 pub fn policy_gradient_step(
     model: &TinyAgent,
-    opt: &mut nn::Optimizer,
+    opt: &mut FlatAdam,
     batch: &Batch,
     advantages: &Tensor,
     mode: LossMode,
@@ -115,9 +115,107 @@ pub fn policy_gradient_step(
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 4
-use std::fmt;
+/// Adam with libtorch's defaults (betas 0.9, 0.999, eps 1e-8, no weight decay) over one flat
+/// buffer: each trainable parameter of `vs` becomes a view into `values`, its gradient a view
+/// into `grads`, and a step is 8 tensor operations in all. Same arithmetic as `nn::Adam`, but
+/// a parameter without a gradient is stepped with a zero one where `nn::Adam` skips it.
+#[derive(Debug)]
+pub struct FlatAdam {
+    pub lr: f64,
+    params: Vec<Tensor>,
+    values: Tensor,     // [N], every parameter's numbers
+    grads: Tensor,      // [N]
+    exp_avg: Tensor,    // [N], first moment
+    exp_avg_sq: Tensor, // [N], second moment
+    steps: i32,
+}
 
 // generated from book/src/06-policy-gradients.md, saved block 4
+impl FlatAdam {
+    /// Moves `vs`'s trainable parameters into one buffer (build one FlatAdam per VarStore).
+    pub fn new(vs: &nn::VarStore, lr: f64) -> Self {
+        let mut params = vs.trainable_variables();
+        assert!(!params.is_empty(), "FlatAdam: the VarStore has no trainable variables");
+        let kind = params[0].kind();
+        assert!(params.iter().all(|p| p.kind() == kind), "FlatAdam: parameters of mixed kinds");
+        let n: i64 = params.iter().map(|p| p.numel() as i64).sum();
+        let zeros = || Tensor::zeros([n], (kind, vs.device()));
+        let (values, grads) = (zeros(), zeros());
+        // a backward of 0 gives every parameter a gradient tensor, which is then re-pointed
+        (params.iter().map(|p| p.sum(kind)).sum::<Tensor>() * 0.0).backward();
+        let mut offset = 0;
+        tch::no_grad(|| {
+            for p in params.iter_mut() {
+                let (k, shape) = (p.numel() as i64, p.size());
+                let mut value = values.narrow(0, offset, k).view(shape.as_slice());
+                value.copy_(p);
+                p.set_data(&value); // p now reads and writes values[offset..offset + k]
+                p.grad().set_data(&grads.narrow(0, offset, k).view(shape.as_slice()));
+                offset += k;
+            }
+        });
+        let (exp_avg, exp_avg_sq) = (zeros(), zeros());
+        FlatAdam { lr, params, values, grads, exp_avg, exp_avg_sq, steps: 0 }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 5
+impl FlatAdam {
+    /// Zero every gradient: one fill of the gradient buffer.
+    pub fn zero_grad(&mut self) {
+        _ = self.grads.zero_();
+    }
+
+    /// One Adam step on the gradients accumulated since `zero_grad`.
+    pub fn step(&mut self) {
+        self.check_views();
+        let (beta1, beta2, eps) = (0.9f64, 0.999f64, 1e-8);
+        self.steps += 1;
+        // the bias corrections in f64 through `powf`, as libtorch computes them (std::pow)
+        let bias1 = 1.0 - beta1.powf(self.steps as f64);
+        let bias2 = 1.0 - beta2.powf(self.steps as f64);
+        let one_minus_beta1 = Tensor::from(1.0 - beta1).to_kind(self.grads.kind());
+        tch::no_grad(|| {
+            let g = &self.grads;
+            // m = beta1 m + (1 - beta1) g, product and sum rounded once, as add_(g, alpha) does
+            _ = self.exp_avg.g_mul_scalar_(beta1).addcmul_(g, &one_minus_beta1);
+            // v = beta2 v + (1 - beta2) g^2
+            _ = self.exp_avg_sq.g_mul_scalar_(beta2).addcmul_(&(g * (1.0 - beta2)), g);
+            let mut denom = self.exp_avg_sq.sqrt() / bias2.sqrt();
+            _ = denom.g_add_scalar_(eps);
+            // w = w - (lr / bias1) m / denom
+            _ = self.values.addcdiv_(&(&self.exp_avg * (-self.lr / bias1)), &denom);
+        });
+    }
+
+    /// `zero_grad`, the backward pass of `loss`, `step`.
+    pub fn backward_step(&mut self, loss: &Tensor) {
+        self.zero_grad();
+        loss.backward();
+        self.step();
+    }
+
+    fn check_views(&self) {
+        let bytes = self.values.kind().elt_size_in_bytes();
+        let mut offset = 0;
+        for p in &self.params {
+            let inside = |t: &Tensor, buffer: &Tensor| {
+                t.defined() && t.data_ptr() as usize == buffer.data_ptr() as usize + offset * bytes
+            };
+            assert!(
+                inside(p, &self.values) && inside(&p.grad(), &self.grads),
+                "FlatAdam: a parameter or its gradient left the buffer \
+                 (another FlatAdam on this VarStore?)"
+            );
+            offset += p.numel();
+        }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+use std::fmt;
+
+// generated from book/src/06-policy-gradients.md, saved block 6
 /// Per-episode averages of a set of trajectories.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RolloutSummary {
@@ -133,7 +231,7 @@ pub struct RolloutSummary {
     pub action_tokens: f64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 4
+// generated from book/src/06-policy-gradients.md, saved block 6
 /// One line: `reward 0.250  pass 0.250  valid 0.93  submit 0.81  turns 3.20  tokens 14.1`.
 impl fmt::Display for RolloutSummary {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -150,7 +248,7 @@ impl fmt::Display for RolloutSummary {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 4
+// generated from book/src/06-policy-gradients.md, saved block 6
 /// Summary of trajectories -> reward, pass rate, valid calls, submit rate, turns, tokens.
 pub fn rollout_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> RolloutSummary {
     let trajs: Vec<&Trajectory> = trajs.into_iter().collect();
@@ -169,16 +267,13 @@ pub fn rollout_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> Rol
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 7
 use rand::{Rng, SeedableRng};
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 7
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/06-policy-gradients.md, saved block 5
-use tch::nn::OptimizerConfig;
-
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 7
 /// Options of `make_base_agent`: which scripted policies to imitate, how much, how long.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BaseAgentOptions {
@@ -190,7 +285,7 @@ pub struct BaseAgentOptions {
     pub lr: f64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 7
 /// Defaults: seed 0, random and blind play, 8 episodes per task, 120 steps of 16, lr 3e-3.
 impl Default for BaseAgentOptions {
     fn default() -> Self {
@@ -199,7 +294,7 @@ impl Default for BaseAgentOptions {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 7
 /// Scripted episodes of the given kinds on `tasks`, `per_task` each, policy seeds from `seed`.
 pub fn scripted_demos(
     tasks: &[Task],
@@ -223,14 +318,14 @@ pub fn scripted_demos(
     demos
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 6
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// A fresh TinyAgent trained to maximize log pi of the demos' policy tokens (`opts.steps`
 /// minibatches of `opts.batch_size` demos drawn with replacement, Adam at `opts.lr`).
 pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
     let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
     let model = TinyAgent::new(cfg, opts.seed);
     assert!(!demos.is_empty(), "behavior_clone: no demonstrations to clone");
-    let mut adam = nn::Adam::default().build(&model.vs, opts.lr).expect("optimizer");
+    let mut adam = FlatAdam::new(&model.vs, opts.lr);
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     for _ in 0..opts.steps {
         let rows = (0..opts.batch_size).map(|_| &demos[rng.gen_range(0..demos.len())]);
@@ -241,7 +336,7 @@ pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOpt
     model
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 6
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train tasks.
 pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
     let tasks = make_tasks(Split::Train, 0);
@@ -249,7 +344,7 @@ pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
     behavior_clone(tok, &demos, &opts)
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 7
+// generated from book/src/06-policy-gradients.md, saved block 9
 /// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
 pub fn sample_episodes(
     model: &TinyAgent,
@@ -266,7 +361,7 @@ pub fn sample_episodes(
     rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// Options of `reinforce_train`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReinforceOptions {
@@ -279,7 +374,7 @@ pub struct ReinforceOptions {
     pub seed: u64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
 impl Default for ReinforceOptions {
     fn default() -> Self {
@@ -288,7 +383,7 @@ impl Default for ReinforceOptions {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
 /// of each step's sampled batch.
 pub fn reinforce_train(
@@ -299,7 +394,7 @@ pub fn reinforce_train(
 ) -> Vec<RolloutSummary> {
     // a batch of one has advantage r - mean(r) = 0: it would train nothing
     assert!(!tasks.is_empty() && opts.batch_size >= 2, "reinforce_train: needs tasks, batch >= 2");
-    let mut adam = nn::Adam::default().build(&model.vs, opts.lr).expect("optimizer");
+    let mut adam = FlatAdam::new(&model.vs, opts.lr);
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut history = vec![];
     for _ in 0..opts.steps {

@@ -504,9 +504,6 @@ pub fn policy_loss(
 use rand::seq::SliceRandom;
 
 // generated from book/src/09-grpo.md, saved block 12
-use tch::nn;
-
-// generated from book/src/09-grpo.md, saved block 12
 /// Mean statistics of the optimizer steps of one `rl_update`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct UpdateStats {
@@ -674,7 +671,7 @@ pub fn micro_backward(
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 pub fn rl_update(
     model: &TinyAgent,
-    opt: &mut nn::Optimizer,
+    opt: &mut FlatAdam,
     batch: &Batch,
     advantages: &Tensor,
     cfg: &RLConfig,
@@ -722,9 +719,6 @@ pub fn rl_update(
         ..total
     }
 }
-
-// generated from book/src/09-grpo.md, saved block 17
-use tch::nn::OptimizerConfig;
 
 // generated from book/src/09-grpo.md, saved block 17
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
@@ -797,7 +791,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
-    &mut nn::Optimizer,
+    &mut FlatAdam,
     &[Trajectory],
     &RLConfig,
     &mut ChaCha8Rng,
@@ -839,7 +833,7 @@ impl Default for TrainOptions<'_> {
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
-    opt: &mut nn::Optimizer,
+    opt: &mut FlatAdam,
     kept: &[Trajectory],
     cfg: &RLConfig,
     ref_model: Option<&TinyAgent>,
@@ -861,7 +855,7 @@ pub fn train_rl(
     opts: TrainOptions,
 ) -> Vec<StepRecord> {
     check_rl_config(cfg, tasks, opts.ref_model.is_some());
-    let mut adam = nn::Adam::default().build(&model.vs, cfg.lr).expect("optimizer");
+    let mut adam = FlatAdam::new(&model.vs, cfg.lr);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut history = Vec::with_capacity(steps);
     for step in 0..steps {

@@ -160,14 +160,11 @@ use rand_chacha::ChaCha8Rng;
 use std::cell::Cell;
 
 // generated from book/src/10-kl-entropy.md, saved block 6
-use tch::nn;
-
-// generated from book/src/10-kl-entropy.md, saved block 6
 /// `rl_update` with an entropy bonus and a KL term by `kl_estimate` against `ref_model`
 /// (needed when `reg.kl_coef > 0` and the KL is not in the reward) -> statistics.
 pub fn regularized_update(
     model: &TinyAgent,
-    opt: &mut nn::Optimizer,
+    opt: &mut FlatAdam,
     batch: &Batch,
     advantages: &Tensor,
     cfg: &RLConfig,
@@ -248,7 +245,7 @@ pub fn train_regularized(
         (kept, all)
     };
     let update = |m: &TinyAgent,
-                  opt: &mut nn::Optimizer,
+                  opt: &mut FlatAdam,
                   kept: &[Trajectory],
                   cfg: &RLConfig,
                   rng: &mut ChaCha8Rng| {

@@ -305,14 +305,11 @@ pub fn context_sample_step(
 }
 
 // generated from book/src/12-multi-turn.md, saved block 8
-use tch::nn;
-
-// generated from book/src/12-multi-turn.md, saved block 8
 /// The update for call samples: collate them and run `rl_update` with each sample's `reward`
 /// (its episode's advantage) as its advantage. No reference model (cfg.kl_coef must be 0).
 pub fn call_update(
     model: &TinyAgent,
-    opt: &mut nn::Optimizer,
+    opt: &mut FlatAdam,
     kept: &[Trajectory],
     cfg: &RLConfig,
     rng: &mut ChaCha8Rng,

@@ -6,10 +6,10 @@
 //!
 //! Ops (the Python twin implements the same names):
 //!     fwd:MODEL:B:T            no-grad forward, ids [B, T] -> logits [B, T, V]
-//!     train:MODEL:B:T          forward + backward + Adam step on -mean log p(ids[1:] | ids[..])
+//!     train:MODEL:B:T          forward + backward + FlatAdam step on -mean log p(ids[1:] | ids[..])
 //!     part:MODEL:B:T:PART      a train step of which only PART is timed: fwd (forward and
-//!                              loss), bwd (zero_grad and backward), adam (the Adam step) or
-//!                              adam_fused (the same here; the twin's Adam with fused=True)
+//!                              loss), bwd (zero_grad and backward), adam (the FlatAdam step)
+//!                              or adam_fused (the same here; the twin's Adam with fused=True)
 //!     roll_cached:MODEL:B:OBS  lockstep rollout with the KV cache (`extend`), batched sampling
 //!     roll_uncached:MODEL:B:OBS  the same rollout re-running the whole prefix per token
 //!     extend:MODEL:B           one cached decode call, one new token per row, 50 slots cached
@@ -29,8 +29,7 @@ use agentrl as arl;
 use arl::{KvCache, SamplingOptions, TinyAgent, TinyAgentConfig};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tch::nn::OptimizerConfig;
-use tch::{nn, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 /// Tokens per call and calls per episode, as the untrained policy of chapter 05 runs them.
 const CALL: usize = 8;
@@ -239,7 +238,7 @@ fn setup(dir: &str) {
     std::fs::write(format!("{dir}/update-lengths.txt"), lens.join(" ") + "\n").unwrap();
     // the update check: chapter 05's model after one rl_update in micro-batches of 16
     let model = TinyAgent::new(config("book"), MODEL_SEED);
-    let mut opt = nn::Adam::default().build(&model.vs, 1e-3).unwrap();
+    let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
     let cfg = arl::RLConfig { micro_batch: 16, ..Default::default() };
     let (batch, adv) = update_batch();
     let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
@@ -280,7 +279,7 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
         }
         "train" => {
             let (m, ids) = (model.clone(), input_ids(num(2), num(3)));
-            let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
+            let mut opt = arl::FlatAdam::new(&m.vs, 1e-3);
             whole(move || {
                 let loss = -arl::sequence_log_probs(&m, &ids).mean(Kind::Float);
                 opt.backward_step(&loss);
@@ -289,7 +288,7 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
         "part" => {
             // a whole train step, timing one part of it: forward+loss, backward, or Adam step
             let (m, ids) = (model.clone(), input_ids(num(2), num(3)));
-            let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
+            let mut opt = arl::FlatAdam::new(&m.vs, 1e-3);
             let which = parts[4].to_string();
             Box::new(move || {
                 let t0 = Instant::now();
@@ -303,7 +302,8 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
                 Some(match which.as_str() {
                     "fwd" => t1 - t0,
                     "bwd" => t2 - t1,
-                    // tch 0.26 has no fused Adam: the twin's `adam_fused` meets the same step
+                    // the twin times its default Adam (adam) and its fused=True Adam (adam_fused)
+                    // against the same FlatAdam step
                     "adam" | "adam_fused" => t3 - t2,
                     other => panic!("unknown part {other}"),
                 })
@@ -338,7 +338,7 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
         }
         "update" => {
             let m = model.clone();
-            let mut opt = nn::Adam::default().build(&m.vs, 1e-3).unwrap();
+            let mut opt = arl::FlatAdam::new(&m.vs, 1e-3);
             let cfg = arl::RLConfig { micro_batch: num(2) as usize, ..Default::default() };
             let (batch, adv) = update_batch();
             whole(move || {

@@ -285,7 +285,6 @@ fn gradient_noise(path: &Path) -> Result<()> {
     use rand::{Rng, SeedableRng};
     use rand::seq::SliceRandom;
     use rand_chacha::ChaCha8Rng;
-    use tch::nn::OptimizerConfig;
     use tch::Tensor;
     let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
     let train = arl::make_tasks(arl::Split::Train, 0);
@@ -312,7 +311,7 @@ fn gradient_noise(path: &Path) -> Result<()> {
     let minibatches: Vec<arl::Batch> = by_length.chunks(32).map(|c| arl::collate(c, arl::PAD_ID)).collect();
     let groups: Vec<arl::Batch> = episodes.chunks(8).map(|c| arl::collate(c, arl::PAD_ID)).collect();
     let critic = arl::make_critic(&base);
-    let mut opt = tch::nn::Adam::default().build(&critic.vs, 1e-3)?;
+    let mut opt = arl::FlatAdam::new(&critic.vs, 1e-3);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     for _ in 1..=8 {
         let mut order: Vec<usize> = (0..minibatches.len()).collect();
@@ -431,7 +430,6 @@ fn gradient_noise(path: &Path) -> Result<()> {
 fn ppo_vs_reinforce(path: &Path) -> Result<()> {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-    use tch::nn::{self, OptimizerConfig};
     const SEEDS: u64 = 5;
     const STEPS: usize = 24;
     const BATCH: usize = 32;
@@ -442,7 +440,7 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
     let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
     let run = |ppo_epochs: Option<usize>, seed: u64| -> Result<Vec<f64>> {
         let model = base.clone();
-        let mut opt = nn::Adam::default().build(&model.vs, 1e-3)?;
+        let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
         let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
         let mut curve = Vec::new();
         for _ in 0..STEPS {
