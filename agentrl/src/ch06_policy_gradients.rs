@@ -115,19 +115,24 @@ pub fn policy_gradient_step(
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 4
+use tch::nn::OptimizerConfig;
+
+// generated from book/src/06-policy-gradients.md, saved block 4
 /// Adam with libtorch's defaults (betas 0.9, 0.999, eps 1e-8, no weight decay) over one flat
-/// buffer: each trainable parameter of `vs` becomes a view into `values`, its gradient a view
-/// into `grads`, and a step is 8 tensor operations in all. Same arithmetic as `nn::Adam`, but
-/// a parameter without a gradient is stepped with a zero one where `nn::Adam` skips it.
+/// buffer: each trainable parameter of `vs` becomes a view into `values`, and a step gathers
+/// the gradients into `grads` and runs 9 tensor operations in all. Same arithmetic as
+/// `nn::Adam`, but a parameter without a gradient is stepped with a zero one, not skipped.
 #[derive(Debug)]
 pub struct FlatAdam {
     pub lr: f64,
     params: Vec<Tensor>,
     values: Tensor,     // [N], every parameter's numbers
-    grads: Tensor,      // [N]
+    grads: Tensor,      // [N], filled by each step
     exp_avg: Tensor,    // [N], first moment
     exp_avg_sq: Tensor, // [N], second moment
     steps: i32,
+    // libtorch's optimizers reset gradients to None; tch exposes that only through them
+    resetter: nn::Optimizer,
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 4
@@ -140,9 +145,7 @@ impl FlatAdam {
         assert!(params.iter().all(|p| p.kind() == kind), "FlatAdam: parameters of mixed kinds");
         let n: i64 = params.iter().map(|p| p.numel() as i64).sum();
         let zeros = || Tensor::zeros([n], (kind, vs.device()));
-        let (values, grads) = (zeros(), zeros());
-        // a backward of 0 gives every parameter a gradient tensor, which is then re-pointed
-        (params.iter().map(|p| p.sum(kind)).sum::<Tensor>() * 0.0).backward();
+        let values = zeros();
         let mut offset = 0;
         tch::no_grad(|| {
             for p in params.iter_mut() {
@@ -150,20 +153,20 @@ impl FlatAdam {
                 let mut value = values.narrow(0, offset, k).view(shape.as_slice());
                 value.copy_(p);
                 p.set_data(&value); // p now reads and writes values[offset..offset + k]
-                p.grad().set_data(&grads.narrow(0, offset, k).view(shape.as_slice()));
                 offset += k;
             }
         });
-        let (exp_avg, exp_avg_sq) = (zeros(), zeros());
-        FlatAdam { lr, params, values, grads, exp_avg, exp_avg_sq, steps: 0 }
+        let (grads, exp_avg, exp_avg_sq) = (zeros(), zeros(), zeros());
+        let resetter = nn::Sgd::default().build(vs, 0.0).expect("FlatAdam: gradient resetter");
+        FlatAdam { lr, params, values, grads, exp_avg, exp_avg_sq, steps: 0, resetter }
     }
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 5
 impl FlatAdam {
-    /// Zero every gradient: one fill of the gradient buffer.
+    /// Reset every gradient to None, as libtorch's `zero_grad` does (no tensor is written).
     pub fn zero_grad(&mut self) {
-        _ = self.grads.zero_();
+        self.resetter.zero_grad();
     }
 
     /// One Adam step on the gradients accumulated since `zero_grad`.
@@ -176,11 +179,15 @@ impl FlatAdam {
         let bias2 = 1.0 - beta2.powf(self.steps as f64);
         let one_minus_beta1 = Tensor::from(1.0 - beta1).to_kind(self.grads.kind());
         tch::no_grad(|| {
-            let g = &self.grads;
+            // every parameter's gradient (zeros if it has none) into the flat buffer
+            let grads: Vec<Tensor> = (self.params.iter())
+                .map(|p| if p.grad().defined() { p.grad() } else { p.zeros_like() }.view(-1))
+                .collect();
+            let g = Tensor::cat_out(&self.grads, &grads, 0);
             // m = beta1 m + (1 - beta1) g, product and sum rounded once, as add_(g, alpha) does
-            _ = self.exp_avg.g_mul_scalar_(beta1).addcmul_(g, &one_minus_beta1);
+            _ = self.exp_avg.g_mul_scalar_(beta1).addcmul_(&g, &one_minus_beta1);
             // v = beta2 v + (1 - beta2) g^2
-            _ = self.exp_avg_sq.g_mul_scalar_(beta2).addcmul_(&(g * (1.0 - beta2)), g);
+            _ = self.exp_avg_sq.g_mul_scalar_(beta2).addcmul_(&(&g * (1.0 - beta2)), &g);
             let mut denom = self.exp_avg_sq.sqrt() / bias2.sqrt();
             _ = denom.g_add_scalar_(eps);
             // w = w - (lr / bias1) m / denom
@@ -196,16 +203,13 @@ impl FlatAdam {
     }
 
     fn check_views(&self) {
+        let base = self.values.data_ptr() as usize;
         let bytes = self.values.kind().elt_size_in_bytes();
         let mut offset = 0;
         for p in &self.params {
-            let inside = |t: &Tensor, buffer: &Tensor| {
-                t.defined() && t.data_ptr() as usize == buffer.data_ptr() as usize + offset * bytes
-            };
             assert!(
-                inside(p, &self.values) && inside(&p.grad(), &self.grads),
-                "FlatAdam: a parameter or its gradient left the buffer \
-                 (another FlatAdam on this VarStore?)"
+                p.data_ptr() as usize == base + offset * bytes,
+                "FlatAdam: a parameter left the buffer (another FlatAdam on this VarStore?)"
             );
             offset += p.numel();
         }
