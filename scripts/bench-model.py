@@ -577,32 +577,36 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
 
     discarded, under_load = {}, {}
     for threads in threads_list:
-        rust = Server([rust_bin, "serve", str(threads)], threads)
-        py = Server([sys.executable, __file__, "serve", dir_, str(threads)], threads)
-        # reps per timing: about 0.1 s of the slower side, measured once
-        reps = {}
-        for op, _ in ops:
-            t = max(rust.time(op, 1), py.time(op, 1))
-            reps[op] = max(1, min(200, int(0.1 / max(t, 1e-6))))
-        guard = LoadGuard([os.getpid(), rust.p.pid, py.p.pid], patience=patience)
+        guard = LoadGuard([os.getpid()], patience=patience)
         samples = {op: ([], []) for op, _ in ops}
+        reps = {}  # reps per timing: about 0.1 s of the slower side, measured in round 1
         for r in range(rounds):
+            # Fresh server processes every round. Where a process's buffers land (address space
+            # layout randomization) moves its times by several percent: one Rust train step
+            # measured 5.4-6.2 ms across six launches. One launch per side would report one
+            # draw of that luck; a median over rounds is a median over launches.
+            rust = Server([rust_bin, "serve", str(threads)], threads)
+            py = Server([sys.executable, __file__, "serve", dir_, str(threads)], threads)
+            guard.pids = [os.getpid(), rust.p.pid, py.p.pid]
+            for op, _ in ops:  # an op's first call builds it (weights, inputs): not timed
+                t = max(rust.time(op, 1), py.time(op, 1))
+                reps.setdefault(op, max(1, min(200, int(0.1 / max(t, 1e-6)))))
             for op, _ in ops:
                 # alternate who goes first, so neither always runs on a warm cache
                 order = [(0, rust), (1, py)] if r % 2 == 0 else [(1, py), (0, rust)]
                 pair = guard.measure(lambda: [(side, srv.time(op, reps[op])) for side, srv in order])
                 for side, t in pair:
                     samples[op][side].append(t)
+            rust.close()
+            py.close()
             print(f"threads {threads}: round {r + 1}/{rounds} done, {guard.discarded} discarded", file=sys.stderr)
         discarded[threads] = guard.discarded
         under_load[threads] = guard.under_load
-        rust.close()
-        py.close()
         for op, _ in ops:
             results[(threads, op)] = tuple(statistics.median(s) for s in samples[op])
             per_round[(threads, op)] = samples[op]
     print()
-    print(f"medians of {rounds} interleaved rounds; ratio = Python / Rust (> 1: Rust faster);")
+    print(f"medians of {rounds} interleaved rounds, each with fresh processes; ratio = Python / Rust (> 1: Rust faster);")
     print("rounds = the lowest and highest ratio of a single round")
     print(f"pairs discarded because other processes used > 10% of a core meanwhile: {discarded}")
     print(f"pairs kept under such load after {patience:.0f} s of waiting per thread count: {under_load}")

@@ -5,9 +5,9 @@
 # step per batch size, chapter 09's rl_update padded and in micro-batches, the fixed cost
 # of a call (B = 1, T = 4, where kernels take almost no time), and the train step's parts
 # (forward+loss, backward, Adam step; the twin's Adam also with fused=True). Rust and
-# Python run as two server processes, interleaved op by op, several rounds, medians, at 1
-# and 2 threads; logits, rollouts and one update are checked equal first. A benchmark, not
-# a test: run it on an idle machine.
+# Python run as two server processes, started afresh each round and interleaved op by op,
+# several rounds, medians, at 1 and 2 threads; logits, rollouts and one update are checked
+# equal first. A benchmark, not a test: run it on an idle machine.
 #
 #   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick] [--patience S] [--only OP,OP]
 #   e.g. --only train:book:8:96,roll_cached:book:8:short,roll_uncached:book:8:short
