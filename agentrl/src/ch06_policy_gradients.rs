@@ -120,7 +120,7 @@ use tch::nn::OptimizerConfig;
 // generated from book/src/06-policy-gradients.md, saved block 4
 /// Adam with libtorch's defaults (betas 0.9, 0.999, eps 1e-8, no weight decay) over one flat
 /// buffer: each trainable parameter of `vs` becomes a view into `values`, and a step gathers
-/// the gradients into `grads` and runs 9 tensor operations in all. Same arithmetic as
+/// the gradients into `grads` and runs 11 tensor operations in all. Same arithmetic as
 /// `nn::Adam`, but a parameter without a gradient is stepped with a zero one, not skipped.
 #[derive(Debug)]
 pub struct FlatAdam {
