@@ -181,7 +181,8 @@ impl FlatAdam {
         tch::no_grad(|| {
             // every parameter's gradient (zeros if it has none) into the flat buffer
             let grads: Vec<Tensor> = (self.params.iter())
-                .map(|p| if p.grad().defined() { p.grad() } else { p.zeros_like() }.view(-1))
+                .map(|p| Some(p.grad()).filter(Tensor::defined).unwrap_or_else(|| p.zeros_like()))
+                .map(|g| g.view(-1))
                 .collect();
             let g = Tensor::cat_out(&self.grads, &grads, 0);
             // m = beta1 m + (1 - beta1) g, product and sum rounded once, as add_(g, alpha) does
