@@ -102,6 +102,23 @@ pub fn to_mathml(tex: &str, display: bool) -> Result<String, String> {
     Ok(out)
 }
 
+/// The line (0-based, within `tex`) where a formula that `to_mathml` rejects goes wrong: the
+/// first line whose prefix of the formula already fails with the same kind of error. The
+/// parser reports no position, only a window of text around it, so a multi-line `$$` formula
+/// would otherwise be reported at its first line. An unclosed group is reported where it opens.
+pub fn error_line(tex: &str, display: bool) -> Option<usize> {
+    let kind = |message: &str| message.split("╭─►").next().unwrap_or("").trim().to_string();
+    let whole = kind(&to_mathml(tex, display).err()?);
+    let mut end = 0;
+    for (line, text) in tex.split_inclusive('\n').enumerate() {
+        end += text.len();
+        if to_mathml(&tex[..end], display).is_err_and(|e| kind(&e) == whole) {
+            return Some(line);
+        }
+    }
+    Some(0)
+}
+
 /// TeX that pulldown-latex copied into the MathML as text instead of typesetting it (it does
 /// so for `\operatorname*{…}`, a command inside `\mathop{…}` or `\text{…}`): the text of the
 /// first `<mi>`, `<mo>` or `<mtext>` holding a backslash before a letter or an escaped
@@ -237,6 +254,15 @@ fn is_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failing_line_of_a_formula_is_found() {
+        assert_eq!(error_line("a + b", true), None);
+        assert_eq!(error_line("a\n+ b\n+ \\nosuchcommand\n+ c", true), Some(2));
+        // an unclosed group is reported on the line that opens it
+        assert_eq!(error_line("a\n+ \\frac{1\n{2}\n+ c", true), Some(1));
+        assert_eq!(error_line("\\nosuch", false), Some(0));
+    }
 
     #[test]
     fn finds_inline_and_display_math_but_not_code() {

@@ -135,9 +135,11 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
         }
         let mathml = math::to_mathml(&formula.tex, formula.display).map_err(|e| {
             let delim = if formula.display { "$$" } else { "$" };
+            // the formula's lines are the source's (a list item's prefixes aside)
+            let within = math::error_line(&formula.tex, formula.display).unwrap_or(0);
             BookError::new(
                 &path,
-                lines.line_of(formula.span.start),
+                lines.line_of(formula.span.start) + within,
                 // a display formula may run over lines: show it on one
                 format!(
                     "cannot typeset {delim}{}{delim}: {e}",
@@ -482,6 +484,15 @@ mod tests {
         let err = render_err("One.\n\nTwo $\\frac{1} \\nosuchcommand$ three.\n");
         assert_eq!(err.line, 3);
         assert!(err.to_string().starts_with("book/src/02-rl-fundamentals.md:3: cannot typeset $"), "{err}");
+    }
+
+    #[test]
+    fn bad_math_in_a_long_display_formula_names_its_own_line() {
+        let err = render_err("One.\n\n$$\nJ = \\mathbb{E}[R]\n  = \\nosuchcommand\n$$\n");
+        assert_eq!(err.line, 5, "{err}");
+        let err = render_err("One.\n\n$$J = \\frac{1}\n{2} + \\nosuchcommand$$\n");
+        assert_eq!(err.line, 4, "{err}");
+        assert!(err.message.starts_with("cannot typeset $$J = \\frac{1} {2} +"), "{err}");
     }
 
     #[test]
