@@ -157,16 +157,20 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
             when(completed),
             never_ran(completed)
         ),
-        Ending::LeftRunning { processes, pipe_held } => {
-            let what = match (*processes, *pipe_held) {
-                (n, false) => format!("left {n} process(es) it started still running (the checker killed them)"),
-                (0, true) => "left a process running that holds its output open, outside its process group \
-                              (the checker could not stop it)"
-                    .to_string(),
-                (n, true) => format!(
-                    "left {n} process(es) it started still running (killed), and one outside its process group \
-                     holds its output open"
-                ),
+        Ending::LeftRunning { processes, escaped, pipe_held } => {
+            let total = processes + escaped;
+            let outside = match *escaped {
+                0 => String::new(),
+                n if n == total => ", all outside its process group".to_string(),
+                n => format!(", {n} of them outside its process group"),
+            };
+            let killed = format!("left {total} process(es) it started still running (the checker killed them{outside})");
+            let holder = "a process outside its process group, with its environment replaced, holds its output \
+                          open (the checker could not find it to stop it)";
+            let what = match (total, *pipe_held) {
+                (_, false) => killed,
+                (0, true) => format!("left running {holder}"),
+                (_, true) => format!("{killed}, and {holder}"),
             };
             format!(
                 "{path}:{}: the program ended but {what}; a block must wait for every process it starts{}\n",

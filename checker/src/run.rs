@@ -37,9 +37,10 @@ pub enum Ending {
     TimedOut { limit: Duration },
     /// A `should_panic` block (run block number `block`) finished without panicking.
     DidNotPanic { block: usize },
-    /// Exited normally but left processes it started running (killed), or a pipe held open
-    /// by one outside its process group.
-    LeftRunning { processes: usize, pipe_held: bool },
+    /// Exited normally but left processes it started running: `processes` in its process
+    /// group and `escaped` outside it (all killed), or a pipe held open by one the checker
+    /// could not find (it left the group and replaced its environment).
+    LeftRunning { processes: usize, escaped: usize, pipe_held: bool },
 }
 
 pub struct RunResult {
@@ -104,8 +105,11 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
         std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed = start.elapsed();
-    // Both pipes close once the group is gone; one still open is held by a process that left
-    // the group (setsid), which the checker cannot stop: give up on it after a grace period.
+    // Processes that left the group (setsid) still carry the run's marker in their environment.
+    let escaped = stop_marked(&nonce, child.id());
+    // Both pipes close once those are gone; one still open is held by a process that left the
+    // group and replaced its environment, which the checker cannot find: give up on it after a
+    // grace period.
     let grace = Instant::now() + PIPE_GRACE;
     let ((out, arrivals, out_closed), (err, _, err_closed)) = (stdout.finish(grace), stderr.finish(grace));
     let (blocks, partial, marker_ends) = split_blocks(&out, &nonce);
@@ -125,8 +129,8 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
             status: status.to_string(),
             stderr_tail: lines[lines.len().saturating_sub(15)..].join("\n"),
         }
-    } else if left_running > 0 || !out_closed || !err_closed {
-        Ending::LeftRunning { processes: left_running, pipe_held: !out_closed || !err_closed }
+    } else if left_running > 0 || escaped > 0 || !out_closed || !err_closed {
+        Ending::LeftRunning { processes: left_running, escaped, pipe_held: !out_closed || !err_closed }
     } else {
         Ending::Finished
     };
@@ -198,6 +202,56 @@ fn stop_group(child: &mut std::process::Child) -> usize {
     }
     let _ = child.kill();
     others
+}
+
+/// Kill every live process whose environment holds this run's marker (`MARKER_ENV=nonce`,
+/// which children inherit) -> how many of them were outside process group `pgid`. Scans
+/// until none is left, since one may fork while it is being killed. Finds nothing where
+/// there is no /proc to read, or for a process that replaced its environment.
+fn stop_marked(nonce: &str, pgid: u32) -> usize {
+    let needle = format!("{MARKER_ENV}={nonce}").into_bytes();
+    let mut outside = std::collections::BTreeSet::new();
+    for _ in 0..20 {
+        let found = marked_processes(&needle);
+        if found.is_empty() {
+            break;
+        }
+        for (pid, pgrp) in found {
+            if i64::from(pgrp) != i64::from(pgid) {
+                outside.insert(pid);
+            }
+            #[cfg(unix)]
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    outside.len()
+}
+
+/// (pid, process group) of the live processes (not zombies) whose environment holds `needle`
+/// as one whole `NAME=value` entry.
+fn marked_processes(needle: &[u8]) -> Vec<(i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+    let me = std::process::id() as i32;
+    let state_and_group = |pid: i32| -> Option<(String, i32)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+        let state = fields.next()?.to_string();
+        Some((state, fields.nth(1)?.parse().ok()?))
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid > 1 && pid != me)
+        .filter(|&pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.split(|&b| b == 0).any(|entry| entry == needle)
+        })
+        .filter_map(|pid| {
+            let (state, pgrp) = state_and_group(pid)?;
+            (state != "Z" && state != "X").then_some((pid, pgrp))
+        })
+        .collect()
 }
 
 /// Live processes (not zombies) in process group `pgid`, other than its leader; 0 where
