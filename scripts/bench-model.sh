@@ -23,6 +23,8 @@ fi
 checker_env=$(cargo run --quiet -p checker -- --print-env) || exit $?  # its error is on stderr
 eval "$checker_env"
 export ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+# glibc malloc as the checker runs chapter programs (its ALLOCATOR_ENV), for both servers
+export MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456
 # the torch Python package is the folder the libtorch install put it in (pip --target)
 export PYTHONPATH="$(dirname "$LIBTORCH")${PYTHONPATH:+:$PYTHONPATH}"
 case " $* " in

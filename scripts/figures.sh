@@ -19,4 +19,6 @@ fi
 checker_env=$(cargo run --quiet -p checker -- --print-env) || exit $?  # its error is on stderr
 eval "$checker_env"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+# glibc malloc as chapter programs run (checker's ALLOCATOR_ENV): speed only, not output
+export MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456
 cargo run --quiet --manifest-path scripts/figures/Cargo.toml --target-dir target/figures -- book/src/figures "$@"

@@ -790,7 +790,7 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
     for (k, v) in env.iter().filter(|(k, _)| keyed(k)) {
         h.update(format!("{k}={v}\n").as_bytes());
     }
-    for (k, v) in run::DETERMINISM_ENV {
+    for (k, v) in run::DETERMINISM_ENV.iter().chain(run::ALLOCATOR_ENV) {
         h.update(format!("{k}={v}\n").as_bytes());
     }
     h.update(limit.as_millis().to_le_bytes());
