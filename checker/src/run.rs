@@ -25,7 +25,7 @@ pub const DETERMINISM_ENV: &[(&str, &str)] = &[
 /// what it prints. By default glibc serves large blocks with `mmap` and hands the top of its
 /// heap back to the OS once more than a (self-adjusting) threshold of it is free, so a train
 /// step that allocates and frees a few MB of activations takes fresh zero-filled pages from
-/// the kernel every time: about 260 page faults and 0.5 ms of a 6.3 ms TinyAgent step
+/// the kernel every time: about 260 page faults and 0.5 ms of a 6.5 ms TinyAgent step
 /// (B = 8, T = 96, measured with getrusage). Serving blocks up to 32 MiB (glibc's maximum)
 /// from the heap and keeping up to 256 MiB of it free brings that to one fault a step.
 /// Setting either variable switches glibc's self-adjustment off; set alone, the trim threshold
