@@ -119,7 +119,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     };
     let elapsed = start.elapsed();
     // Processes that left the group (setsid) still carry the run's marker in their environment.
-    let escaped = stop_marked(&nonce, child.id());
+    let escaped = stop_marked(&nonce, child.id() as i32);
     // Both pipes close once those are gone; one still open is held by a process that left the
     // group and replaced its environment, which the checker cannot find: give up on it after a
     // grace period.
@@ -221,7 +221,7 @@ fn stop_group(child: &mut std::process::Child) -> usize {
 /// which children inherit) -> how many of them were outside process group `pgid`. Scans
 /// until none is left, since one may fork while it is being killed. Finds nothing where
 /// there is no /proc to read, or for a process that replaced its environment.
-fn stop_marked(nonce: &str, pgid: u32) -> usize {
+fn stop_marked(nonce: &str, pgid: i32) -> usize {
     let needle = format!("{MARKER_ENV}={nonce}").into_bytes();
     let mut outside = std::collections::BTreeSet::new();
     for _ in 0..20 {
@@ -230,7 +230,7 @@ fn stop_marked(nonce: &str, pgid: u32) -> usize {
             break;
         }
         for (pid, pgrp) in found {
-            if i64::from(pgrp) != i64::from(pgid) {
+            if pgrp != pgid {
                 outside.insert(pid);
             }
             #[cfg(unix)]
@@ -246,42 +246,33 @@ fn stop_marked(nonce: &str, pgid: u32) -> usize {
 /// (pid, process group) of the live processes (not zombies) whose environment holds `needle`
 /// as one whole `NAME=value` entry.
 fn marked_processes(needle: &[u8]) -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
     let me = std::process::id() as i32;
-    let state_and_group = |pid: i32| -> Option<(String, i32)> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
-        let state = fields.next()?.to_string();
-        Some((state, fields.nth(1)?.parse().ok()?))
+    let marked = |pid: i32| {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        environ.split(|&b| b == 0).any(|entry| entry == needle)
     };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid > 1 && pid != me)
-        .filter(|&pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            environ.split(|&b| b == 0).any(|entry| entry == needle)
-        })
-        .filter_map(|pid| {
-            let (state, pgrp) = state_and_group(pid)?;
-            (state != "Z" && state != "X").then_some((pid, pgrp))
-        })
-        .collect()
+    live_processes().into_iter().filter(|&(pid, _)| pid > 1 && pid != me && marked(pid)).collect()
 }
 
 /// Live processes (not zombies) in process group `pgid`, other than its leader; 0 where
 /// there is no /proc to read.
 fn live_group_members(pgid: i32) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
-    let in_group = |pid: i32| -> Option<bool> {
+    live_processes().into_iter().filter(|&(pid, pgrp)| pgrp == pgid && pid != pgid).count()
+}
+
+/// (pid, process group) of every live process (not a zombie) in /proc; none where there is
+/// no /proc to read.
+fn live_processes() -> Vec<(i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+    let live_group = |pid: i32| -> Option<(i32, i32)> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // after the command's closing parenthesis: state, ppid, pgrp, ...
         let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
         let state = fields.next()?;
         let pgrp: i32 = fields.nth(1)?.parse().ok()?;
-        Some(pgrp == pgid && state != "Z" && state != "X")
+        (state != "Z" && state != "X").then_some((pid, pgrp))
     };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != pgid && in_group(pid) == Some(true))
-        .count()
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(live_group).collect()
 }
 
 /// Read all of `pipe` into `into`, noting after each read how many bytes had arrived and when.
@@ -345,6 +336,8 @@ fn parse_panic(stderr: &[u8]) -> Option<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The scripts that run book code outside the checker (labs, figures, the benchmark)
     /// export the same allocator settings, so their timings are the chapters'.
     #[test]
@@ -357,8 +350,6 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{} lacks the line `{line}`", path.display());
         }
     }
-
-    use super::*;
 
     #[test]
     fn timing_markers_are_found_when_split_across_reads() {
