@@ -31,7 +31,8 @@ pub fn root() -> PathBuf {
 /// The code hash of lab `lab` as the sources are now: SHA-256 over the sorted
 /// `agentrl/src/*.rs` (only chapters 00..=NN when the lab has the line
 /// `//! Uses chapters up to NN.`), then `labs/src/lib.rs`, then `labs/src/bin/NAME.rs` (each as
-/// path, length, bytes; [`tangle::labs::code_hash`] is the definition and the one implementation).
+/// path, length and its tokens without comments, doc comments or layout, so a doc edit keeps
+/// results current; [`tangle::labs::code_hash`] is the definition and the one implementation).
 pub fn code_hash(lab: &str) -> String {
     tangle::labs::code_hash(&root(), lab).unwrap_or_else(|e| panic!("hashing the code of lab {lab}: {e}"))
 }

@@ -19,9 +19,15 @@
 //! 2. `ROOT/labs/src/lib.rs`;
 //! 3. `ROOT/labs/src/bin/NAME.rs`;
 //!
-//! of, for each file: its path relative to ROOT with `/` separators, `\n`, its length in
-//! bytes in decimal, `\n`, then its bytes. (Paths and lengths make the concatenation
-//! unambiguous: moving bytes from one file to the next changes the hash.)
+//! of, for each file: its path relative to ROOT with `/` separators, `\n`, the length in
+//! bytes (decimal) of its [`normalized`] text, `\n`, then that text. (Paths and lengths make
+//! the concatenation unambiguous: moving code from one file to the next changes the hash.)
+//!
+//! The normalized text is the file's tokens as the compiler reads them, with comments, doc
+//! comments (`#[doc]` attributes) and layout removed: a reworded doc comment, a re-wrapped
+//! line or a chapter's prose growing (which moves the `// generated from …:LINE` comments)
+//! cannot change what a lab computes, so it leaves the results current. A file that does not
+//! lex as Rust is hashed as it is.
 //!
 //! Two rules keep the hash honest, checked by `tangle --check`: a lab that declares its last
 //! chapter names nothing (`arl::X`) from a later one ([`undeclared_uses`]), and the labs crate
@@ -66,14 +72,26 @@ fn module_chapter(file_name: &str) -> Option<u32> {
     file_name.get(2..)?.starts_with(|c: char| c.is_ascii_digit()).then(|| nn.parse().ok()).flatten()
 }
 
+/// Where the `agentrl/src` modules a hash reads come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Sources<'a> {
+    /// The files in `ROOT/agentrl/src`, as committed.
+    OnDisk,
+    /// A tangle of the book held in memory: `(file name in src/, content)` pairs, so an edit
+    /// to a chapter can be judged before `agentrl/` is rewritten (the checker does this).
+    Tangled(&'a [(String, String)]),
+}
+
 /// The files [`code_hash`] covers, relative to `root`, in hashing order.
 pub fn hashed_files(root: &Path, lab: &str) -> std::io::Result<Vec<String>> {
-    let lab_path = root.join(BIN_DIR).join(format!("{lab}.rs"));
-    let last_chapter = match std::fs::read_to_string(&lab_path) {
-        Ok(text) => declared_chapter(&text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(std::io::Error::new(e.kind(), format!("reading {}: {e}", lab_path.display()))),
-    };
+    Ok(hash_inputs(root, lab, Sources::OnDisk)?.into_iter().map(|(rel, _)| rel).collect())
+}
+
+/// The `agentrl/src/*.rs` file names in `sources`, unsorted.
+fn module_names(root: &Path, sources: Sources) -> std::io::Result<Vec<String>> {
+    if let Sources::Tangled(files) = sources {
+        return Ok(files.iter().map(|(name, _)| name.clone()).filter(|n| n.ends_with(".rs")).collect());
+    }
     let src = root.join("agentrl/src");
     let mut names = Vec::new();
     for entry in std::fs::read_dir(&src)
@@ -83,23 +101,103 @@ pub fn hashed_files(root: &Path, lab: &str) -> std::io::Result<Vec<String>> {
         let name = entry.file_name().into_string().map_err(|n| {
             std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{n:?} in {}: not UTF-8", src.display()))
         })?;
-        let in_scope = match last_chapter {
-            None => true,
-            Some(last) => module_chapter(&name).is_some_and(|ch| ch <= last),
-        };
-        if name.ends_with(".rs") && entry.file_type()?.is_file() && in_scope {
+        if name.ends_with(".rs") && entry.file_type()?.is_file() {
             names.push(name);
         }
     }
+    Ok(names)
+}
+
+/// `(path relative to root, bytes)` of each file the hash of lab `lab` covers, in order.
+fn hash_inputs(root: &Path, lab: &str, sources: Sources) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let lab_path = root.join(BIN_DIR).join(format!("{lab}.rs"));
+    let last_chapter = match std::fs::read_to_string(&lab_path) {
+        Ok(text) => declared_chapter(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(std::io::Error::new(e.kind(), format!("reading {}: {e}", lab_path.display()))),
+    };
+    let in_scope = |name: &str| match last_chapter {
+        None => true,
+        Some(last) => module_chapter(name).is_some_and(|ch| ch <= last),
+    };
+    let mut names: Vec<String> = module_names(root, sources)?.into_iter().filter(|n| in_scope(n)).collect();
     names.sort();
-    let mut files: Vec<String> = names.into_iter().map(|n| format!("agentrl/src/{n}")).collect();
-    files.push("labs/src/lib.rs".to_string());
-    files.push(format!("{BIN_DIR}/{lab}.rs"));
-    Ok(files)
+    let read = |rel: &str| -> std::io::Result<Vec<u8>> {
+        let path = root.join(rel);
+        std::fs::read(&path).map_err(|e| std::io::Error::new(e.kind(), format!("reading {}: {e}", path.display())))
+    };
+    let mut inputs = Vec::new();
+    for name in names {
+        let rel = format!("agentrl/src/{name}");
+        let bytes = match sources {
+            Sources::OnDisk => read(&rel)?,
+            Sources::Tangled(files) => {
+                files.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone().into_bytes()).unwrap_or_default()
+            }
+        };
+        inputs.push((rel, bytes));
+    }
+    for rel in ["labs/src/lib.rs".to_string(), format!("{BIN_DIR}/{lab}.rs")] {
+        let bytes = read(&rel)?;
+        inputs.push((rel, bytes));
+    }
+    Ok(inputs)
+}
+
+/// What of a Rust file can change what it computes: its tokens, without comments, doc
+/// comments (`#[doc = ...]` / `#![doc = ...]`, which `///` and `//!` become) or layout, as
+/// one canonical line. Bytes that do not lex as Rust (or are not UTF-8) are kept as they are.
+pub fn normalized(bytes: &[u8]) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(bytes) else { return bytes.to_vec() };
+    match text.parse::<proc_macro2::TokenStream>() {
+        Ok(tokens) => without_doc_attributes(tokens).to_string().into_bytes(),
+        Err(_) => bytes.to_vec(),
+    }
+}
+
+/// `tokens` with every `#[doc ...]` and `#![doc ...]` removed, at any depth.
+fn without_doc_attributes(tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_doc = |tree: Option<&TokenTree>| match tree {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => {
+            matches!(g.stream().into_iter().next(), Some(TokenTree::Ident(i)) if i == "doc")
+        }
+        _ => false,
+    };
+    let mut out = Vec::with_capacity(trees.len());
+    let mut k = 0;
+    while k < trees.len() {
+        if let TokenTree::Punct(p) = &trees[k] {
+            if p.as_char() == '#' {
+                let bang = matches!(trees.get(k + 1), Some(TokenTree::Punct(b)) if b.as_char() == '!');
+                let attr = if bang { k + 2 } else { k + 1 };
+                if is_doc(trees.get(attr)) {
+                    k = attr + 1;
+                    continue;
+                }
+            }
+        }
+        out.push(match &trees[k] {
+            TokenTree::Group(g) => {
+                let mut inner = Group::new(g.delimiter(), without_doc_attributes(g.stream()));
+                inner.set_span(g.span());
+                TokenTree::Group(inner)
+            }
+            other => other.clone(),
+        });
+        k += 1;
+    }
+    out.into_iter().collect()
 }
 
 /// The code hash of lab `lab` in the repository at `root` (the module docs define it).
 pub fn code_hash(root: &Path, lab: &str) -> std::io::Result<String> {
+    code_hash_with(root, lab, Sources::OnDisk)
+}
+
+/// [`code_hash`] with the `agentrl` modules taken from `sources`.
+pub fn code_hash_with(root: &Path, lab: &str, sources: Sources) -> std::io::Result<String> {
     if !valid_name(lab) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -107,13 +205,11 @@ pub fn code_hash(root: &Path, lab: &str) -> std::io::Result<String> {
         ));
     }
     let mut h = Sha256::new();
-    for rel in hashed_files(root, lab)? {
-        let path = root.join(&rel);
-        let bytes = std::fs::read(&path)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("reading {}: {e}", path.display())))?;
+    for (rel, bytes) in hash_inputs(root, lab, sources)? {
+        let text = normalized(&bytes);
         h.update(rel.as_bytes());
-        h.update(format!("\n{}\n", bytes.len()).as_bytes());
-        h.update(&bytes);
+        h.update(format!("\n{}\n", text.len()).as_bytes());
+        h.update(&text);
     }
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
@@ -180,6 +276,11 @@ impl fmt::Display for LabProblem {
 /// Check every results file under `root`: its lab exists and its code hash is the code's.
 /// Returns the problems (empty when all match) and the number of files checked.
 pub fn check_results(root: &Path) -> (Vec<LabProblem>, usize) {
+    check_results_with(root, Sources::OnDisk)
+}
+
+/// [`check_results`] with the `agentrl` modules taken from `sources`.
+pub fn check_results_with(root: &Path, sources: Sources) -> (Vec<LabProblem>, usize) {
     let files = match results_files(root) {
         Ok(f) => f,
         Err(e) => {
@@ -187,11 +288,11 @@ pub fn check_results(root: &Path) -> (Vec<LabProblem>, usize) {
             return (vec![LabProblem { file, kind: ProblemKind::Malformed(format!("cannot list: {e}")) }], 0);
         }
     };
-    let problems = files.iter().filter_map(|path| check_one(root, path)).collect();
+    let problems = files.iter().filter_map(|path| check_one(root, path, sources)).collect();
     (problems, files.len())
 }
 
-fn check_one(root: &Path, path: &Path) -> Option<LabProblem> {
+fn check_one(root: &Path, path: &Path, sources: Sources) -> Option<LabProblem> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
     let file = format!("{RESULTS_DIR}/{stem}.json");
     let bad = |why: String| Some(LabProblem { file: file.clone(), kind: ProblemKind::Malformed(why) });
@@ -225,7 +326,7 @@ fn check_one(root: &Path, path: &Path) -> Option<LabProblem> {
     if json.get("results").is_none_or(|r| r.is_null()) {
         return bad("no \"results\": nothing for a chapter to read".to_string());
     }
-    let now = match code_hash(root, &stem) {
+    let now = match code_hash_with(root, &stem, sources) {
         Ok(h) => h,
         Err(e) => return bad(format!("cannot hash its code: {e}")),
     };
@@ -377,9 +478,9 @@ mod tests {
         );
         let mut expected = Vec::new();
         for rel in hashed_files(r, "demo").unwrap() {
-            let bytes = std::fs::read(r.join(&rel)).unwrap();
-            expected.extend_from_slice(format!("{rel}\n{}\n", bytes.len()).as_bytes());
-            expected.extend_from_slice(&bytes);
+            let text = normalized(&std::fs::read(r.join(&rel)).unwrap());
+            expected.extend_from_slice(format!("{rel}\n{}\n", text.len()).as_bytes());
+            expected.extend_from_slice(&text);
         }
         let expected: String = Sha256::digest(&expected).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(code_hash(r, "demo").unwrap(), expected);
@@ -424,7 +525,7 @@ mod tests {
         assert_eq!(check_results(r), (vec![], 1));
         for edited in ["labs/src/bin/demo.rs", "labs/src/lib.rs", "agentrl/src/ch01.rs"] {
             let before = std::fs::read_to_string(r.join(edited)).unwrap();
-            std::fs::write(r.join(edited), format!("{before}// edited\n")).unwrap();
+            std::fs::write(r.join(edited), format!("{before}const EDITED: u8 = 1;\n")).unwrap();
             let (problems, n) = check_results(r);
             assert_eq!((problems.len(), n), (1, 1), "{edited}");
             let msg = problems[0].to_string();
@@ -452,5 +553,54 @@ mod tests {
                  restore the lab or remove the results file",
             ]
         );
+    }
+
+    #[test]
+    fn comments_docs_and_layout_leave_the_hash_and_code_changes_it() {
+        let tmp = repo();
+        let r = tmp.path();
+        let module = r.join("agentrl/src/ch01.rs");
+        std::fs::write(&module, "/// One.\npub fn one() -> i64 {\n    1 // the unit\n}\n").unwrap();
+        let before = code_hash(r, "demo").unwrap();
+        for same in [
+            "/// One, reworded.\npub fn one() -> i64 { 1 }\n",
+            "// generated from book/src/01-x.md:999\n#[doc = \"other\"]\npub fn one()\n  -> i64 {\n1\n}\n",
+            "//! The module.\n#![doc = \"more\"]\npub fn one() -> i64 { /* block */ 1 }\n",
+        ] {
+            std::fs::write(&module, same).unwrap();
+            assert_eq!(code_hash(r, "demo").unwrap(), before, "{same}");
+        }
+        for different in [
+            "pub fn one() -> i64 { 2 }\n",
+            "pub fn one() -> i64 { 1 }\nconst DOC: &str = \"#[doc]\";\n",
+            "#[inline]\npub fn one() -> i64 { 1 }\n",
+            "pub fn one() -> i64 { let s = \"/// not a doc\"; 1 }\n",
+        ] {
+            std::fs::write(&module, different).unwrap();
+            assert_ne!(code_hash(r, "demo").unwrap(), before, "{different}");
+        }
+        // A file that is not Rust is hashed as it is: any byte counts.
+        std::fs::write(&module, "pub fn one() -> i64 { 1 \"unclosed\n").unwrap();
+        let broken = code_hash(r, "demo").unwrap();
+        std::fs::write(&module, "pub fn one() -> i64 {  1 \"unclosed\n").unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), broken);
+    }
+
+    #[test]
+    fn a_tangle_in_memory_is_hashed_as_the_same_files_on_disk() {
+        let tmp = repo();
+        let r = tmp.path();
+        write_results(r, "demo", &code_hash(r, "demo").unwrap());
+        let on_disk = vec![
+            ("lib.rs".to_string(), "pub mod ch01;\n".to_string()),
+            ("ch01.rs".to_string(), "pub fn one() -> i64 { 1 }\n".to_string()),
+        ];
+        assert_eq!(code_hash_with(r, "demo", Sources::Tangled(&on_disk)).unwrap(), code_hash(r, "demo").unwrap());
+        assert_eq!(check_results_with(r, Sources::Tangled(&on_disk)), (vec![], 1));
+        let edited = vec![on_disk[0].clone(), ("ch01.rs".to_string(), "pub fn one() -> i64 { 7 }\n".to_string())];
+        let (problems, _) = check_results_with(r, Sources::Tangled(&edited));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(matches!(problems[0].kind, ProblemKind::Stale { .. }), "{problems:?}");
+        assert_eq!(check_results(r), (vec![], 1), "the files on disk are unchanged");
     }
 }

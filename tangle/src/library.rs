@@ -236,8 +236,9 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
     Ok(items)
 }
 
-/// The first opening delimiter left unclosed, as (0-based line, 1-based column, char); a rough scan
-/// that skips string and char literals and comments, only used to improve a message.
+/// The opening delimiter left unclosed, as (0-based line, 1-based column, char): the one a
+/// mismatched closer meets, else the innermost still open at the end (rustc's diagnosis). A
+/// rough scan that skips string and char literals and comments, only used to improve a message.
 pub fn unclosed_delimiter(code: &str) -> Option<(usize, usize, char)> {
     let mut stack: Vec<(usize, usize, char)> = Vec::new();
     for (li, line) in code.lines().enumerate() {
@@ -260,13 +261,26 @@ pub fn unclosed_delimiter(code: &str) -> Option<(usize, usize, char)> {
                 i += 2;
             } else if matches!(c, '(' | '[' | '{') {
                 stack.push((li, i + 1, c));
-            } else if matches!(c, ')' | ']' | '}') {
-                stack.pop();
+            } else if let Some(open) = match c {
+                ')' => Some('('),
+                ']' => Some('['),
+                '}' => Some('{'),
+                _ => None,
+            } {
+                // As rustc does: a closer that does not match the innermost open delimiter means
+                // that one was never closed (`f(a, b;` then `}` names the `(`, not the `{`).
+                match stack.last() {
+                    Some(&(_, _, top)) if top == open => {
+                        stack.pop();
+                    }
+                    Some(&top) => return Some(top),
+                    None => {}
+                }
             }
             i += 1;
         }
     }
-    stack.first().copied()
+    stack.last().copied() // the innermost delimiter left open, as rustc's lexer reports
 }
 
 /// Line (1-based, in `code`) of the first statement that is not an item, when `code` parses
@@ -923,5 +937,15 @@ mod tests {
         let err = saved_items(&ch, &ch.blocks[0]).unwrap_err();
         assert_eq!(err.line, 4);
         assert!(err.message.contains("println!"), "{err}");
+    }
+
+    #[test]
+    fn the_unclosed_delimiter_is_the_one_rustc_names() {
+        // a missing `)` before a block: the `(` is named, not the `{` after it
+        let code = "let x = f(a, b;\nif x {\n    g();\n}\n";
+        assert_eq!(unclosed_delimiter(code), Some((0, 10, '(')));
+        // left open at the end: the innermost
+        assert_eq!(unclosed_delimiter("for i in v {\n    h(i;\n"), Some((1, 6, '(')));
+        assert_eq!(unclosed_delimiter("let s = \"(\"; // (\nlet c = '{';\n"), None);
     }
 }

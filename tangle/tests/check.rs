@@ -42,8 +42,17 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("lab results are up to date with their code (1 file(s) in labs/results)"), "{out}");
 
-    // Touching the lab makes its results stale; the message names the file and the command.
-    write(r, "labs/src/bin/demo.rs", "fn main() { /* tweaked */ }\n");
+    // A comment, a doc comment or layout cannot change what the lab computes: still current.
+    write(r, "labs/src/bin/demo.rs", "//! The demo lab.\nfn main() {\n    /* tweaked */\n}\n");
+    let (code, out) = tangle(r, &["--check"]);
+    assert_eq!(code, 0, "{out}");
+    write(r, "book/src/01-one.md", "# 1\n\nProse.\n\n```rust\n//@save\n/// One,  with a doubled space.\npub fn one() -> i64 { 1 }\n```\n");
+    let (code, out) = tangle(r, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("stale"), "a doc edit in the book leaves the results current: {out}");
+
+    // Touching the lab's code makes its results stale; the message names the file and the command.
+    write(r, "labs/src/bin/demo.rs", "fn main() { let _tweaked = 1; }\n");
     let (code, out) = tangle(r, &["--check"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("agentrl is up to date with the book"), "{out}");
