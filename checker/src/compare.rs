@@ -144,12 +144,35 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
             line_of(*block),
             never_ran(*block)
         ),
-        Ending::TimedOut { limit } => format!(
-            "{path}:{}: killed after the time limit of {} s {} (raise it with --time-limit SECS){}\n",
+        Ending::TimedOut { limit, wall, cpu: _, waited: false } => format!(
+            "{path}:{}: killed after using the time limit of {} s of CPU time {} ({:.0} s of wall-clock time; \
+             raise the limit with --time-limit SECS){}\n",
             line_of(completed),
             limit.as_secs(),
             when(completed),
+            wall.as_secs_f64(),
             never_ran(completed)
+        ),
+        Ending::TimedOut { limit, wall, cpu, waited: true } => format!(
+            "{path}:{}: killed after {:.0} s of wall-clock time {}, in which it used only {:.1} s of CPU time \
+             (the limit is {} s of CPU time, and {}× that of wall-clock time for a program that waits: a sleep, \
+             a lock, a read){}\n",
+            line_of(completed),
+            wall.as_secs_f64(),
+            when(completed),
+            cpu.as_secs_f64(),
+            limit.as_secs(),
+            crate::run::WALL_FACTOR,
+            never_ran(completed)
+        ),
+        Ending::OutputOverLimit { block, bytes, lines } => format!(
+            "{path}:{}: the block printed more than a block may ({} KiB or {} lines; MAX_BLOCK_OUTPUT_BYTES, \
+             MAX_BLOCK_OUTPUT_LINES in checker/src/compare.rs), so the checker stopped the program when it \
+             had printed {bytes} bytes in {lines} lines; nothing of it is recorded: print a summary instead{}\n",
+            line_of(*block),
+            MAX_BLOCK_OUTPUT_BYTES / 1024,
+            MAX_BLOCK_OUTPUT_LINES,
+            never_ran(*block)
         ),
         Ending::Crashed { status, stderr_tail } => format!(
             "{path}:{}: the program {status} {}\n{stderr_tail}{}\n",

@@ -10,6 +10,7 @@
 
 pub mod build;
 pub mod compare;
+pub mod interrupt;
 pub mod libtorch;
 pub mod progress;
 pub mod program;
@@ -147,25 +148,21 @@ fn labs_digest(book: &Path) -> Result<String> {
     Ok(to_hex(&h.finalize()))
 }
 
-/// A digest of what a chapter's build and run depend on besides the book, for the cache key:
-/// the checker itself (a rebuilt one may judge differently), the files in the Qwen3 tokenizer
-/// folder and libtorch's library (these by name, size and time: they are tens of MB), the
-/// book's lockfile, libtorch's version, `rustc -vV`, and the variables that change how cargo
-/// compiles (RUSTFLAGS, CARGO_PROFILE_*, ...). Computed once per run.
-fn inputs_digest(env: &[(String, String)], lockfile: Option<&Path>) -> String {
-    let mut h = Sha256::new();
+/// Digests of what a chapter's build and run depend on besides the book, for the cache key,
+/// by part: the book's lockfile; libtorch (its version, and its library by size and time: it
+/// is hundreds of MB) and the Qwen3 tokenizer files (by name, size and time); and the
+/// toolchain (`rustc -vV`, cargo's config files and the variables that change how cargo
+/// compiles: RUSTFLAGS, CARGO_PROFILE_*, ...). Computed once per run. The checker itself is
+/// keyed by [`CHECKER_SOURCE_HASH`], not by where or when its executable was built.
+fn inputs_digests(env: &[(String, String)], lockfile: Option<&Path>) -> Vec<(KeyPart, String)> {
     let stamp = |h: &mut Sha256, path: &Path| {
         if let Ok(meta) = std::fs::metadata(path) {
             let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
             h.update(format!("{} {} {:?}\n", path.display(), meta.len(), modified).as_bytes());
         }
     };
-    if let Ok(exe) = std::env::current_exe() {
-        stamp(&mut h, &exe);
-    }
-    if let Some(lock) = lockfile.and_then(|p| std::fs::read(p).ok()) {
-        h.update(&lock);
-    }
+    let lock = hex(&lockfile.and_then(|p| std::fs::read(p).ok()).unwrap_or_default());
+    let mut h = Sha256::new();
     for (k, v) in env {
         let dir = Path::new(v);
         if k == qwen3::ENV_VAR {
@@ -179,18 +176,21 @@ fn inputs_digest(env: &[(String, String)], lockfile: Option<&Path>) -> String {
             stamp(&mut h, &dir.join("lib").join("libtorch_cpu.so"));
         }
     }
+    let libraries = to_hex(&h.finalize());
+    let mut h = Sha256::new();
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     match std::process::Command::new(rustc).arg("-vV").output() {
         Ok(out) => h.update(&out.stdout),
         Err(e) => h.update(format!("rustc -vV: {e}\n").as_bytes()),
     }
-    // Cargo's config files can set rustflags, profiles or a linker for the chapter builds.
+    // Cargo's config files can set rustflags, profiles or a linker for the chapter builds;
+    // their contents count, not where the checkout is.
     let cwd = std::env::current_dir().unwrap_or_default();
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
     for file in cargo_config_files(&cwd, cargo_home.as_deref()) {
-        h.update(format!("{}\n", file.display()).as_bytes());
+        h.update(b"cargo config\n");
         h.update(std::fs::read(&file).unwrap_or_default());
     }
     let mut build_vars: Vec<(String, String)> = std::env::vars()
@@ -203,7 +203,8 @@ fn inputs_digest(env: &[(String, String)], lockfile: Option<&Path>) -> String {
     for (k, v) in build_vars {
         h.update(format!("{k}={v}\n").as_bytes());
     }
-    to_hex(&h.finalize())
+    let toolchain = to_hex(&h.finalize());
+    vec![(KeyPart::Lockfile, lock), (KeyPart::Libraries, libraries), (KeyPart::Toolchain, toolchain)]
 }
 
 /// The config files cargo reads for a build started in `cwd` (cargo looks from its working
@@ -255,8 +256,8 @@ struct Ctx<'a> {
     env: Vec<(String, String)>,
     /// [`labs_digest`]: chapters may print lab results, so they are part of every cache key.
     labs: String,
-    /// [`inputs_digest`]: the tokenizer files, libtorch, the toolchain and build settings.
-    inputs: String,
+    /// [`inputs_digests`]: the lockfile, libtorch and the tokenizer files, the toolchain.
+    inputs: Vec<(KeyPart, String)>,
     target_dir: PathBuf,
     lockfile: Option<PathBuf>,
     work: PathBuf,
@@ -269,8 +270,23 @@ fn label(chapter: &Chapter) -> String {
 
 /// Check (or refresh) the selected chapters, writing reports to `out` (progress goes to stderr).
 pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
-    let book = Book::load(&opts.book).map_err(|e| SetupError(format!("{e}")))?;
-    let selected = select::select(&book, &opts.chapters).map_err(SetupError)?;
+    // A malformed chapter ends the book there: the chapters before it can still be checked.
+    let (book, malformed) = Book::load_partial(&opts.book).map_err(|e| SetupError(format!("{e}")))?;
+    let selected = match (select::select(&book, &opts.chapters), &malformed) {
+        (Ok(selected), _) => selected,
+        (Err(e), None) => return Err(SetupError(e).into()),
+        (Err(_), Some(m)) => {
+            let before = match book.ids().as_slice() {
+                [] => String::new(),
+                [only] => format!("; chapter {only}, before it, can be checked on its own"),
+                [first, .., last] => format!("; the chapters before it can be checked on their own: --chapters {first}-{last}"),
+            };
+            return Err(SetupError(format!("{m}{before}")).into());
+        }
+    };
+    // `all` and open ranges (`05-`) reach the malformed chapter: it fails the run.
+    let reaches_malformed =
+        opts.chapters.split(',').any(|p| p.trim().eq_ignore_ascii_case("all") || p.trim().ends_with('-'));
     for path in &book.unlisted {
         writeln!(
             out,
@@ -287,7 +303,7 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         let default = opts.book.parent().unwrap_or(Path::new(".")).join("agentrl").join("Cargo.lock");
         default.exists().then_some(default)
     });
-    let inputs = inputs_digest(&env, lockfile.as_deref());
+    let inputs = inputs_digests(&env, lockfile.as_deref());
     let ctx = Ctx {
         opts,
         book: &book,
@@ -306,11 +322,22 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     let reports = check_chapters(&ctx, &selected, out);
     drop(work_lock);
     progress.finish();
-    let (summary, failed_ids, refreshable) = reports?;
-    if opts.refresh {
+    let Outcome { mut summary, mut failed_ids, refreshable, broken } = reports?;
+    if let Some(m) = &malformed {
+        let id = tangle::book::chapter_file_parts(&m.path.file_name().unwrap_or_default().to_string_lossy())
+            .map(|(id, _)| id);
+        if reaches_malformed {
+            writeln!(out, "{}: FAILED\nerror: {m}\n(the chapters after it were not checked)\n", m.path.display())?;
+            summary.failed += 1;
+            failed_ids.push(id.unwrap_or_else(|| m.path.display().to_string()));
+        } else {
+            writeln!(out, "warning: {m} (not among the chapters checked)")?;
+        }
+    }
+    if opts.refresh && broken.is_empty() {
         retangle(opts, out)?;
     } else {
-        warn_if_stale(opts, out)?;
+        warn_if_stale(opts, &broken, out)?;
     }
     if !failed_ids.is_empty() {
         writeln!(out, "failed: {}", failed_ids.join(", "))?;
@@ -329,10 +356,11 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
 
 /// Build the selected chapters one after another, run up to `jobs` programs at once, and
 /// print each chapter's report in book order as soon as it and those before it are done.
-fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<(Summary, Vec<String>, Vec<String>)> {
+fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<Outcome> {
     let mut summary = Summary::default();
     let mut failed_ids = Vec::new();
     let mut refreshable = Vec::new();
+    let mut broken: BTreeMap<usize, String> = BTreeMap::new();
     let mut done: BTreeMap<usize, Report> = BTreeMap::new();
     let mut next_to_print = 0;
     let mut print_ready = |done: &mut BTreeMap<usize, Report>, out: &mut dyn Write| -> Result<()> {
@@ -365,7 +393,10 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
         Ok(())
     };
 
-    std::thread::scope(|scope| -> Result<()> {
+    let checked = std::thread::scope(|scope| -> Result<()> {
+        // An error below (the report's reader gone: `checker | head`) must not wait for the
+        // programs still running: stop them, so the workers (joined as the scope ends) return.
+        let mut stop_on_error = StopOnError(true);
         let (job_tx, job_rx) = mpsc::channel::<(usize, PathBuf, String)>();
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (result_tx, result_rx) = mpsc::channel::<(usize, Result<RunResult>)>();
@@ -385,7 +416,6 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
         }
         drop(result_tx);
 
-        let mut broken: BTreeMap<usize, String> = BTreeMap::new();
         let mut running: HashMap<usize, Built> = HashMap::new();
         let finish_one = |pos: usize, result: Result<RunResult>, running: &mut HashMap<usize, Built>| -> Result<Report> {
             let built = running.remove(&pos).expect("a result for a chapter that was started");
@@ -424,9 +454,33 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
             done.insert(pos, report);
             print_ready(&mut done, out)?;
         }
+        stop_on_error.0 = false;
         Ok(())
-    })?;
-    Ok((summary, failed_ids, refreshable))
+    });
+    checked?;
+    let broken = broken.keys().map(|&k| ctx.book.chapters[k].id.clone()).collect();
+    Ok(Outcome { summary, failed_ids, refreshable, broken })
+}
+
+/// Stops every build and program the checker started when dropped armed (an early return).
+struct StopOnError(bool);
+
+impl Drop for StopOnError {
+    fn drop(&mut self) {
+        if self.0 {
+            interrupt::stop_everything();
+        }
+    }
+}
+
+/// What [`check_chapters`] found.
+struct Outcome {
+    summary: Summary,
+    failed_ids: Vec<String>,
+    /// Chapters whose outputs differ, which `--refresh` would fix.
+    refreshable: Vec<String>,
+    /// Chapters whose saved code does not compile (a tangle of them would not either).
+    broken: Vec<String>,
 }
 
 /// A chapter whose program is generated and whose cache key is known.
@@ -435,8 +489,10 @@ struct Prepared<'a> {
     chapter: &'a Chapter,
     krate: ChapterCrate,
     run_blocks: Vec<usize>,
-    key: String,
+    key: CacheKey,
     stamp: PathBuf,
+    /// Why the chapter runs (a cache miss, in a few words), or None when forced to.
+    why: Option<String>,
 }
 
 /// A chapter whose program is built and ready to run.
@@ -444,8 +500,9 @@ struct Built<'a> {
     chapter: &'a Chapter,
     krate: ChapterCrate,
     run_blocks: Vec<usize>,
-    key: String,
+    key: CacheKey,
     stamp: PathBuf,
+    why: Option<String>,
     executable: PathBuf,
     build_time: Duration,
 }
@@ -480,10 +537,13 @@ fn prepare<'a>(
         ChapterCrate { dir: ctx.work.join(format!("ch-{}", chapter.id)), package, main_rs: program.main_rs, prefix };
     let key = cache_key(&krate, chapter, ctx, ctx.opts.time_limit);
     let stamp = ctx.work.join("cache").join(format!("{}.pass", chapter.id));
-    if !ctx.opts.force && !ctx.opts.refresh && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
-        return Ok(Err(Report::new(Verdict::Passed, format!("{}: ok (cached; --force re-runs)\n", label(chapter)))));
+    let recorded = std::fs::read_to_string(&stamp).ok();
+    if !ctx.opts.force && !ctx.opts.refresh && recorded.as_deref() == Some(key.stamp().as_str()) {
+        let timings = if ctx.opts.timings { "; --force re-runs it, for --timings" } else { "; --force re-runs" };
+        return Ok(Err(Report::new(Verdict::Passed, format!("{}: ok (cached{timings})\n", label(chapter)))));
     }
-    Ok(Ok(Prepared { index, chapter, krate, run_blocks: program.run_blocks, key, stamp }))
+    let why = (!ctx.opts.force && !ctx.opts.refresh).then(|| key.why_not(recorded.as_deref()));
+    Ok(Ok(Prepared { index, chapter, krate, run_blocks: program.run_blocks, key, stamp, why }))
 }
 
 /// A saved block that does not parse or breaks a rule: the chapter holding it is broken
@@ -517,8 +577,8 @@ fn build_step<'a>(
     let build_time = started.elapsed();
     let (report, locations) = match outcome {
         BuildOutcome::Built { executable } => {
-            let Prepared { chapter, krate, run_blocks, key, stamp, .. } = p;
-            return Ok(Ok(Built { chapter, krate, run_blocks, key, stamp, executable, build_time }));
+            let Prepared { chapter, krate, run_blocks, key, stamp, why, .. } = p;
+            return Ok(Ok(Built { chapter, krate, run_blocks, key, stamp, why, executable, build_time }));
         }
         BuildOutcome::Failed { report, locations } => (report, locations),
     };
@@ -553,7 +613,10 @@ fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
     let chapter = built.chapter;
     let runs: Vec<&CodeBlock> = built.run_blocks.iter().map(|&i| &chapter.blocks[i]).collect();
     let judgement = compare::judge(chapter, &runs, &result, &built.krate, !ctx.opts.refresh);
-    let times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
+    let mut times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
+    if let Some(why) = &built.why {
+        let _ = write!(times, "; ran because {why}");
+    }
     let mut report = if !ctx.opts.refresh {
         report_step(&built, judgement, &times)?
     } else {
@@ -693,14 +756,13 @@ fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, new_source: Str
     }
     let note = if written == Written::Rewritten { "Output blocks rewritten" } else { "already up to date" };
     if j.broken || j.outputs_differ {
+        let done = match written {
+            Written::Rewritten => format!("the Output blocks of the {} block(s) that ran were rewritten", j.completed),
+            _ => format!("the {} block(s) that ran printed what is recorded, so nothing was rewritten", j.completed),
+        };
         return Ok(Report::new(
             Verdict::Failed,
-            format!(
-                "{}: FAILED ({times}); {note} for the {} block(s) that ran\n{}\n",
-                label(chapter),
-                j.completed,
-                j.messages.join("\n")
-            ),
+            format!("{}: FAILED ({times}); {done}\n{}\n", label(chapter), j.messages.join("\n")),
         ));
     }
     // The refreshed chapter now matches this run: remember it.
@@ -723,15 +785,15 @@ fn retangle(opts: &Options, out: &mut dyn Write) -> Result<()> {
     let Ok(tangled) = tangle::tangle_book(&book) else {
         return Ok(()); // the chapter reports already name the broken saved block
     };
-    if !tangle::stale(&book, &tangled, &crate_dir).is_empty() {
+    let stale = tangle::stale(&book, &tangled, &crate_dir);
+    if !stale.is_empty() {
         match tangle::write(&book, &tangled, &crate_dir) {
             Ok(removed) => {
-                writeln!(
-                    out,
-                    "re-tangled {} and {}",
-                    crate_dir.display(),
-                    book.dir.join(&tangled.reference.rel_path).display()
-                )?;
+                let written: Vec<String> =
+                    stale.iter().filter(|p| !removed.contains(p)).map(|p| p.display().to_string()).collect();
+                if !written.is_empty() {
+                    writeln!(out, "re-tangled {}", written.join(", "))?;
+                }
                 for path in removed {
                     writeln!(out, "removed {} (no chapter saves it any more)", path.display())?;
                 }
@@ -740,23 +802,60 @@ fn retangle(opts: &Options, out: &mut dyn Write) -> Result<()> {
             Err(e) => return Err(e).context("re-tangling the generated crate"),
         }
     }
-    Ok(())
+    warn_stale_labs(opts, &tangled, out)
 }
 
-/// A check passes on the chapters, but CI also runs `tangle --check`: say when it would fail.
-fn warn_if_stale(opts: &Options, out: &mut dyn Write) -> Result<()> {
+/// A check passes on the chapters, but CI also runs `tangle --check`: say when it would fail,
+/// for the generated crate and for the lab results computed with earlier saved code. `broken`:
+/// chapters whose saved code does not compile, which must be fixed before anything is tangled.
+fn warn_if_stale(opts: &Options, broken: &[String], out: &mut dyn Write) -> Result<()> {
     let Some(crate_dir) = crate_beside(opts) else { return Ok(()) };
     let Ok(book) = Book::load(&opts.book) else { return Ok(()) };
     let Ok(tangled) = tangle::tangle_book(&book) else { return Ok(()) };
     let stale = tangle::stale(&book, &tangled, &crate_dir);
     if !stale.is_empty() {
         let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        let differ = if names.len() == 1 { "differs" } else { "differ" };
+        let advice = match broken {
+            [] => "run `cargo run -p tangle` and commit the result".to_string(),
+            ids => format!(
+                "fix the saved code of chapter {} first (it does not compile), then run `cargo run -p tangle`",
+                ids.join(", ")
+            ),
+        };
         writeln!(
             out,
-            "warning: the generated crate is stale ({} differ from the book's saved blocks); \
-             run `cargo run -p tangle` and commit the result",
+            "warning: the generated crate is stale ({} {differ} from the book's saved blocks); {advice}",
             names.join(", ")
         )?;
+    }
+    warn_stale_labs(opts, &tangled, out)
+}
+
+/// Lab results that the book's saved code (as a fresh tangle, whether or not `agentrl/` has
+/// been rewritten) no longer matches: each named with the command that regenerates it.
+fn warn_stale_labs(opts: &Options, tangled: &tangle::Tangled, out: &mut dyn Write) -> Result<()> {
+    let modules: Vec<(String, String)> = tangled
+        .crate_files
+        .iter()
+        .filter_map(|f| {
+            let name = f.rel_path.strip_prefix("src").ok()?.to_str()?;
+            (!name.contains('/')).then(|| (name.to_string(), f.content.clone()))
+        })
+        .collect();
+    let root = root_of(&opts.book);
+    let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
+    let (problems, _) = tangle::labs::check_results_with(root, tangle::labs::Sources::Tangled(&modules));
+    for problem in problems {
+        if let tangle::labs::ProblemKind::Stale { command, .. } = &problem.kind {
+            writeln!(
+                out,
+                "warning: {} was computed with other saved code than the book's now (an edit that can \
+                 change what the lab computes; comments and layout do not count): rerun `{command}` \
+                 and commit the result, or `tangle --check` (CI) fails",
+                problem.file
+            )?;
+        }
     }
     Ok(())
 }
@@ -770,40 +869,136 @@ fn to_hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Everything a chapter's result depends on: its text, its prefix (code only: the prefix
-/// files carry no Markdown line numbers, so prose edits in earlier chapters do not count),
-/// the program, the environment, the lab results it may read.
-fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration) -> String {
+/// The checker's identity in cache keys: a hash of its and tangle's sources and the workspace
+/// lock, made by `build.rs` (the same sources judge the same way wherever they were built).
+pub const CHECKER_SOURCE_HASH: &str = env!("CHECKER_SOURCE_HASH");
+
+/// One thing a chapter's cache key covers; a stamp records each part's digest, so a miss can
+/// say which changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyPart {
+    Checker,
+    Chapter,
+    Prefix,
+    Environment,
+    TimeLimit,
+    Labs,
+    Lockfile,
+    Libraries,
+    Toolchain,
+}
+
+impl KeyPart {
+    fn name(self) -> &'static str {
+        match self {
+            KeyPart::Checker => "checker",
+            KeyPart::Chapter => "chapter",
+            KeyPart::Prefix => "prefix",
+            KeyPart::Environment => "environment",
+            KeyPart::TimeLimit => "time-limit",
+            KeyPart::Labs => "labs",
+            KeyPart::Lockfile => "lockfile",
+            KeyPart::Libraries => "libraries",
+            KeyPart::Toolchain => "toolchain",
+        }
+    }
+
+    /// Why a chapter re-ran when this part changed.
+    fn changed(self) -> &'static str {
+        match self {
+            KeyPart::Checker => "the checker changed (its or tangle's sources, or their dependencies)",
+            KeyPart::Chapter => "the chapter's text changed",
+            KeyPart::Prefix => "the saved code of an earlier chapter changed",
+            KeyPart::Environment => {
+                "what the program sees changed (LIBTORCH, LD_LIBRARY_PATH or the tokenizer folder)"
+            }
+            KeyPart::TimeLimit => "the time limit changed",
+            KeyPart::Labs => "a lab results file changed",
+            KeyPart::Lockfile => "the lockfile of the chapter programs (agentrl/Cargo.lock) changed",
+            KeyPart::Libraries => "libtorch or the Qwen3 tokenizer files changed",
+            KeyPart::Toolchain => "the Rust toolchain or cargo's build settings changed",
+        }
+    }
+}
+
+/// Everything a chapter's result depends on, by part: its text; its prefix (code only: the
+/// prefix files carry no Markdown line numbers, so prose edits in earlier chapters do not
+/// count); the environment the program sees; the time limit; the lab results it may read;
+/// the lockfile, libraries and toolchain; and the checker itself. Nothing in it depends on
+/// where the checkout or the work dir is, or on how the checker was started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CacheKey(Vec<(KeyPart, String)>);
+
+impl CacheKey {
+    /// The stamp file's text: one `part digest` line per part.
+    fn stamp(&self) -> String {
+        self.0.iter().map(|(part, digest)| format!("{} {digest}\n", part.name())).collect()
+    }
+
+    /// Why a stamp does not match this key, in a few words.
+    fn why_not(&self, stamp: Option<&str>) -> String {
+        let Some(stamp) = stamp else { return "no earlier pass is recorded".to_string() };
+        let recorded: HashMap<&str, &str> = stamp.lines().filter_map(|l| l.split_once(' ')).collect();
+        let changed: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|(part, digest)| recorded.get(part.name()) != Some(&digest.as_str()))
+            .map(|(part, _)| part.changed())
+            .collect();
+        match changed.as_slice() {
+            [] => "the stamp is unreadable".to_string(),
+            [one] => one.to_string(),
+            [first, rest @ ..] if recorded.len() == self.0.len() => format!("{first} (and {} more)", rest.len()),
+            _ => "its stamp is from an older checker".to_string(),
+        }
+    }
+}
+
+fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration) -> CacheKey {
     let env = &ctx.env;
-    let mut h = Sha256::new();
-    h.update(concat!("checker ", env!("CARGO_PKG_VERSION"), "\n"));
-    h.update(chapter.source.as_bytes());
-    h.update(krate.cargo_toml().as_bytes());
-    h.update(krate.prefix_cargo_toml().as_bytes());
-    h.update(krate.main_rs.content.as_bytes());
+    let mut program = Sha256::new();
+    // The package names carry a hash of the work dir's path (to keep artifacts apart in a
+    // shared target dir); that is not something the program can print.
+    for text in [krate.cargo_toml(), krate.prefix_cargo_toml()] {
+        let tag = krate.work_tag();
+        program.update(if tag.is_empty() { text } else { text.replace(tag, "WORK") }.as_bytes());
+    }
+    program.update(krate.main_rs.content.as_bytes());
+    let mut prefix = Sha256::new();
     for f in &krate.prefix {
-        h.update(f.rel_path.display().to_string().as_bytes());
-        h.update(f.content.as_bytes());
+        prefix.update(f.rel_path.display().to_string().as_bytes());
+        prefix.update(f.content.as_bytes());
     }
     // LD_LIBRARY_PATH carries the user's own value after libtorch's lib/: the program sees it.
     let keyed = |k: &str| ["LIBTORCH", "LD_LIBRARY_PATH", qwen3::ENV_VAR].contains(&k);
+    let mut environment = Sha256::new();
     for (k, v) in env.iter().filter(|(k, _)| keyed(k)) {
-        h.update(format!("{k}={v}\n").as_bytes());
+        environment.update(format!("{k}={v}\n").as_bytes());
     }
-    for (k, v) in run::DETERMINISM_ENV.iter().chain(run::ALLOCATOR_ENV) {
-        h.update(format!("{k}={v}\n").as_bytes());
-    }
-    h.update(limit.as_millis().to_le_bytes());
-    h.update(format!("labs {}\n", ctx.labs).as_bytes());
-    h.update(format!("inputs {}\n", ctx.inputs).as_bytes());
-    to_hex(&h.finalize())
+    let mut checker = Sha256::new();
+    checker.update(concat!("checker ", env!("CARGO_PKG_VERSION"), "\n"));
+    checker.update(CHECKER_SOURCE_HASH.as_bytes());
+    // The program's text follows from the chapter and the checker; hashed with the chapter.
+    let mut text = Sha256::new();
+    text.update(chapter.source.as_bytes());
+    text.update(program.finalize());
+    let mut parts = vec![
+        (KeyPart::Checker, to_hex(&checker.finalize())),
+        (KeyPart::Chapter, to_hex(&text.finalize())),
+        (KeyPart::Prefix, to_hex(&prefix.finalize())),
+        (KeyPart::Environment, to_hex(&environment.finalize())),
+        (KeyPart::TimeLimit, limit.as_millis().to_string()),
+        (KeyPart::Labs, ctx.labs.clone()),
+    ];
+    parts.extend(ctx.inputs.iter().cloned());
+    CacheKey(parts)
 }
 
-fn write_stamp(path: &Path, key: &str) -> Result<()> {
+fn write_stamp(path: &Path, key: &CacheKey) -> Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(path, key)?;
+    std::fs::write(path, key.stamp())?;
     Ok(())
 }
 

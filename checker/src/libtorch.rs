@@ -30,6 +30,21 @@ impl Libtorch {
     }
 }
 
+/// `LD_LIBRARY_PATH` without the folders `cargo run` and `cargo test` add for their own
+/// use: those under the folder of the checker's executable (`target/debug`, its `deps/` and
+/// build scripts' `out/`) and, when cargo started the checker (`cargo` is the `CARGO` it
+/// sets), those in cargo's toolchain. A chapter program needs none of them, and keeping them
+/// would make its cache key, and `--print-env`'s exports, depend on how the checker was started.
+pub fn without_cargo_dirs(value: &str, exe_dir: Option<&Path>, cargo: Option<&Path>) -> String {
+    // cargo is TOOLCHAIN/bin/cargo; rustup's proxy (~/.cargo/bin/cargo) has no toolchain there.
+    let toolchain = cargo.and_then(|c| c.parent()?.parent()).filter(|t| t.join("lib/rustlib").is_dir());
+    let ours = |entry: &str| {
+        let entry = Path::new(entry);
+        exe_dir.is_some_and(|d| entry.starts_with(d)) || toolchain.is_some_and(|t| entry.starts_with(t))
+    };
+    value.split(':').filter(|e| !e.is_empty() && !ours(e)).collect::<Vec<_>>().join(":")
+}
+
 fn has_libtorch(dir: &Path) -> bool {
     dir.join("lib").join("libtorch_cpu.so").exists() || dir.join("lib").join("libtorch_cpu.dylib").exists()
 }
@@ -220,5 +235,26 @@ mod tests {
         std::fs::write(tmp.join("build-version"), "2.13.0+cpu\n").unwrap();
         assert_eq!(version_of(&tmp).as_deref(), Some("2.13.0"));
         std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn cargos_own_library_folders_are_dropped_and_the_users_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let toolchain = tmp.path().join("toolchains/stable");
+        std::fs::create_dir_all(toolchain.join("lib/rustlib")).unwrap();
+        let exe_dir = Path::new("/repo/target/debug");
+        let value = format!(
+            "/repo/target/debug/build/x-1/out:/repo/target/debug/deps:/repo/target/debug:\
+             {t}/lib/rustlib/x86_64-unknown-linux-gnu/lib:{t}/lib:/opt/mine/lib::/usr/local/lib",
+            t = toolchain.display()
+        );
+        let cargo = toolchain.join("bin/cargo");
+        assert_eq!(without_cargo_dirs(&value, Some(exe_dir), Some(&cargo)), "/opt/mine/lib:/usr/local/lib");
+        // Not started by cargo: the toolchain's folders are the user's business.
+        let kept = without_cargo_dirs(&value, Some(exe_dir), None);
+        assert!(kept.starts_with(&format!("{}/lib/rustlib", toolchain.display())), "{kept}");
+        // rustup's proxy is not a toolchain: nothing more is dropped.
+        let proxy = tmp.path().join("cargo-home/bin/cargo");
+        assert_eq!(without_cargo_dirs("/a:/b", Some(exe_dir), Some(&proxy)), "/a:/b");
     }
 }

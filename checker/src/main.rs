@@ -9,8 +9,9 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Chapters to check, as with --chapters: `cargo run -p checker -- 02 05-07`.
-    #[arg(value_name = "CHAPTERS", conflicts_with = "chapters")]
+    /// Chapters to check, as with --chapters: `cargo run -p checker -- 02 05-07` (joined with
+    /// --chapters when both are given: `--chapters 00 01` checks 00 and 01).
+    #[arg(value_name = "CHAPTERS")]
     positional: Vec<String>,
     /// Chapters to check: `all`, `02`, `02,05-07`, `A` [default: all].
     #[arg(long)]
@@ -80,6 +81,22 @@ fn shell_quoted(value: &str) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = checker::interrupt::install() {
+        eprintln!("error: cannot handle Ctrl-C (so it could leave chapter programs running): {e}");
+        return ExitCode::from(2);
+    }
+    // What `cargo run` / `cargo test` put on LD_LIBRARY_PATH for themselves is not the user's:
+    // chapter programs, their cache keys and --print-env's exports must not depend on it.
+    if let Some(value) = std::env::var("LD_LIBRARY_PATH").ok().filter(|v| !v.is_empty()) {
+        let exe = std::env::current_exe().ok();
+        let cargo = std::env::var_os("CARGO").map(std::path::PathBuf::from);
+        let kept = checker::libtorch::without_cargo_dirs(&value, exe.as_deref().and_then(|e| e.parent()), cargo.as_deref());
+        if kept.is_empty() {
+            std::env::remove_var("LD_LIBRARY_PATH");
+        } else if kept != value {
+            std::env::set_var("LD_LIBRARY_PATH", kept);
+        }
+    }
     if let Ok(cwd) = std::env::current_dir() {
         for name in PATH_VARIABLES {
             if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
@@ -113,10 +130,9 @@ fn main() -> ExitCode {
     }
     let opts = checker::Options {
         book: cli.book,
-        chapters: match (cli.chapters, cli.positional.is_empty()) {
-            (Some(c), _) => c,
-            (None, false) => cli.positional.join(","),
-            (None, true) => "all".to_string(),
+        chapters: {
+            let given: Vec<String> = cli.chapters.into_iter().chain(cli.positional).collect();
+            if given.is_empty() { "all".to_string() } else { given.join(",") }
         },
         refresh: cli.refresh,
         force: cli.force,
@@ -134,11 +150,18 @@ fn main() -> ExitCode {
     match checker::check(&opts, &mut stdout) {
         Ok(summary) if summary.failed == 0 => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
+        // `checker | head`: the reader left. Stop quietly, as a process killed by SIGPIPE would
+        // (the running programs were stopped when the write failed).
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(128 + libc::SIGPIPE as u8),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 #[cfg(test)]

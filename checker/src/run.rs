@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::compare::{MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES};
 use crate::program::{marker, MARKER_ENV, NO_PANIC_TAG, PANIC_TAG};
 
 /// Settings that make libtorch print the same bits on every x86-64 machine (DESIGN.md).
@@ -46,7 +47,13 @@ pub enum Ending {
     Panicked { location: String, message: String },
     /// Exited non-zero or by a signal without a panic report.
     Crashed { status: String, stderr_tail: String },
-    TimedOut { limit: Duration },
+    /// Used `limit` of CPU time (`waited` false), or ran `wall` without using it: waiting on a
+    /// sleep, a lock or a read past [`WALL_FACTOR`] × the limit (`waited` true).
+    TimedOut { limit: Duration, wall: Duration, cpu: Duration, waited: bool },
+    /// A block printed more than a block may (64 KiB or 400 lines): the checker stopped the
+    /// program at once, when the block (run block number `block`) had printed `bytes` bytes
+    /// in `lines` lines.
+    OutputOverLimit { block: usize, bytes: usize, lines: usize },
     /// A `should_panic` block (run block number `block`) finished without panicking.
     DidNotPanic { block: usize },
     /// Exited normally but left processes it started running: `processes` in its process
@@ -95,24 +102,33 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    let mut child = cmd.spawn().with_context(|| format!("starting {}", executable.display()))?;
-    let stdout = Reader::spawn(child.stdout.take().unwrap(), start);
-    let stderr = Reader::spawn(child.stderr.take().unwrap(), start);
-    let (mut timed_out, mut left_running) = (false, 0);
+    // The program leads a process group of its own, so all it starts can be killed with it;
+    // registered, so that Ctrl-C on the checker kills them too.
+    let (mut child, tracked) = crate::interrupt::spawn_tracked(&mut cmd, Some(&nonce))
+        .with_context(|| format!("starting {}", executable.display()))?;
+    let watch = BlockWatch { nonce: nonce.clone(), max_bytes: MAX_BLOCK_OUTPUT_BYTES, max_lines: MAX_BLOCK_OUTPUT_LINES };
+    let stdout = Reader::spawn(child.stdout.take().unwrap(), start, Some(watch));
+    let stderr = Reader::spawn(child.stderr.take().unwrap(), start, None);
+    let (mut timed_out, mut over_limit, mut left_running) = (None, None, 0);
     let status = loop {
+        if let Some(over) = stdout.over_limit() {
+            // Stop a flood at once: reading on would cost memory and time for nothing.
+            over_limit = Some(over);
+            stop_group(&mut child);
+            drop(tracked);
+            break child.wait()?;
+        }
         if has_exited(&mut child)? {
             // What the program started and left behind dies with it (it may hold our pipes).
             left_running = stop_group(&mut child);
+            drop(tracked);
             break child.wait()?;
         }
-        if start.elapsed() >= limit {
-            timed_out = true;
+        let (wall, cpu) = (start.elapsed(), cpu_time(child.id()));
+        if cpu >= limit || wall >= limit * WALL_FACTOR {
+            timed_out = Some((wall, cpu, cpu < limit));
             stop_group(&mut child);
+            drop(tracked);
             break child.wait()?;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -124,11 +140,14 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     // group and replaced its environment, which the checker cannot find: give up on it after a
     // grace period.
     let grace = Instant::now() + PIPE_GRACE;
+    let stdout_over = stdout.over_limit(); // the program may have ended just as its block overflowed
     let ((out, arrivals, out_closed), (err, _, err_closed)) = (stdout.finish(grace), stderr.finish(grace));
     let (blocks, partial, marker_ends) = split_blocks(&out, &nonce);
     let block_ends = arrival_times(&arrivals, &marker_ends);
-    let ending = if timed_out {
-        Ending::TimedOut { limit }
+    let ending = if let Some(over) = over_limit.or_else(|| stdout_over) {
+        Ending::OutputOverLimit { block: over.block, bytes: over.bytes, lines: over.lines }
+    } else if let Some((wall, cpu, waited)) = timed_out {
+        Ending::TimedOut { limit, wall, cpu, waited }
     } else if let Some(block) = parse_no_panic(&err) {
         Ending::DidNotPanic { block }
     } else if let (false, Some((location, message))) = (status.success(), parse_panic(&err)) {
@@ -153,32 +172,79 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
 /// How long after the program ends its stdout and stderr may stay open.
 const PIPE_GRACE: Duration = Duration::from_secs(2);
 
-/// Bytes read from a pipe so far, and after each read how many had arrived and when.
-type Arrivals = (Vec<u8>, Vec<(usize, Duration)>);
+/// A program that neither finishes nor uses its CPU-time limit (it sleeps, waits on a lock or
+/// a read) is stopped after this many times the limit of wall-clock time.
+pub const WALL_FACTOR: u32 = 3;
+
+/// Most bytes of stderr kept (the end: a panic report is the last thing a program writes).
+const STDERR_KEPT: usize = 1 << 20;
+
+/// CPU time (user + system, all threads) the process `pid` has used; zero where /proc cannot
+/// say (then only the wall-clock limit applies).
+fn cpu_time(pid: u32) -> Duration {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return Duration::ZERO };
+    // after the command's closing parenthesis, utime and stime are fields 12 and 13 (0-based)
+    let fields: Vec<&str> = stat[stat.rfind(')').map_or(0, |k| k + 1)..].split_whitespace().collect();
+    let ticks = |k: usize| fields.get(k).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_millis((ticks(11) + ticks(12)) * 1000 / per_second)
+}
+
+/// The per-block output limit, watched while stdout is read (block boundaries are the run's
+/// markers).
+struct BlockWatch {
+    nonce: String,
+    max_bytes: usize,
+    max_lines: usize,
+}
+
+/// A block that printed more than a block may: which (0-based run block) and how much it had
+/// printed when the checker stopped reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverLimit {
+    pub block: usize,
+    pub bytes: usize,
+    pub lines: usize,
+}
+
+/// What a pipe's reader has collected.
+#[derive(Default)]
+struct Collected {
+    bytes: Vec<u8>,
+    /// After each read, how many bytes had arrived and when.
+    arrivals: Vec<(usize, Duration)>,
+    /// Set (and reading stopped) when a block passed the [`BlockWatch`] limit.
+    over: Option<OverLimit>,
+}
 
 /// A pipe read to its end on a thread, into a buffer the caller can take at any time.
 struct Reader {
-    read: Arc<Mutex<Arrivals>>,
+    read: Arc<Mutex<Collected>>,
     done: mpsc::Receiver<()>,
 }
 
 impl Reader {
-    fn spawn(mut pipe: impl Read + Send + 'static, start: Instant) -> Reader {
-        let read = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+    fn spawn(mut pipe: impl Read + Send + 'static, start: Instant, watch: Option<BlockWatch>) -> Reader {
+        let read = Arc::new(Mutex::new(Collected::default()));
         let (tx, done) = mpsc::channel();
         let shared = Arc::clone(&read);
         std::thread::spawn(move || {
-            read_with_arrivals(&mut pipe, start, &shared);
+            read_with_arrivals(&mut pipe, start, &shared, watch.as_ref());
             let _ = tx.send(());
         });
         Reader { read, done }
+    }
+
+    /// The block that passed the output limit, if one has.
+    fn over_limit(&self) -> Option<OverLimit> {
+        self.read.lock().unwrap_or_else(|e| e.into_inner()).over
     }
 
     /// What was read by `deadline`, and whether the pipe had closed by then.
     fn finish(self, deadline: Instant) -> (Vec<u8>, Vec<(usize, Duration)>, bool) {
         let closed = self.done.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok();
         let read = self.read.lock().unwrap_or_else(|e| e.into_inner());
-        (read.0.clone(), read.1.clone(), closed)
+        (read.bytes.clone(), read.arrivals.clone(), closed)
     }
 }
 
@@ -221,7 +287,7 @@ fn stop_group(child: &mut std::process::Child) -> usize {
 /// which children inherit) -> how many of them were outside process group `pgid`. Scans
 /// until none is left, since one may fork while it is being killed. Finds nothing where
 /// there is no /proc to read, or for a process that replaced its environment.
-fn stop_marked(nonce: &str, pgid: i32) -> usize {
+pub(crate) fn stop_marked(nonce: &str, pgid: i32) -> usize {
     let needle = format!("{MARKER_ENV}={nonce}").into_bytes();
     let mut outside = std::collections::BTreeSet::new();
     for _ in 0..20 {
@@ -276,17 +342,50 @@ fn live_processes() -> Vec<(i32, i32)> {
 }
 
 /// Read all of `pipe` into `into`, noting after each read how many bytes had arrived and when.
-fn read_with_arrivals(pipe: &mut impl Read, start: Instant, into: &Mutex<Arrivals>) {
+/// With a `watch` (stdout), stop at once when the running block passes its limit, so memory
+/// stays bounded whatever the program prints; without one (stderr), keep the last
+/// [`STDERR_KEPT`] bytes.
+fn read_with_arrivals(pipe: &mut impl Read, start: Instant, into: &Mutex<Collected>, watch: Option<&BlockWatch>) {
     let mut chunk = [0u8; 8192];
+    let (mut block, mut block_start, mut scan_from) = (0usize, 0usize, 0usize);
     loop {
         let n = match pipe.read(&mut chunk) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
         let mut read = into.lock().unwrap_or_else(|e| e.into_inner());
-        read.0.extend_from_slice(&chunk[..n]);
-        let total = read.0.len();
-        read.1.push((total, start.elapsed()));
+        read.bytes.extend_from_slice(&chunk[..n]);
+        let total = read.bytes.len();
+        read.arrivals.push((total, start.elapsed()));
+        let Some(watch) = watch else {
+            if read.bytes.len() > 2 * STDERR_KEPT {
+                let cut = read.bytes.len() - STDERR_KEPT;
+                read.bytes.drain(..cut);
+                read.arrivals.clear();
+            }
+            continue;
+        };
+        loop {
+            let m = marker(&watch.nonce, block);
+            match find(&read.bytes[scan_from..], m.as_bytes()) {
+                Some(at) => {
+                    (block, block_start) = (block + 1, scan_from + at + m.len());
+                    scan_from = block_start;
+                }
+                None => {
+                    scan_from = total.saturating_sub(m.len()).max(block_start);
+                    break;
+                }
+            }
+        }
+        // Bytes of the running block, less what may be the start of its end marker.
+        let marker_len = marker(&watch.nonce, block).len();
+        let bytes = total - block_start;
+        let lines = read.bytes[block_start..].iter().filter(|&&b| b == b'\n').count();
+        if bytes > watch.max_bytes + marker_len || lines > watch.max_lines {
+            read.over = Some(OverLimit { block, bytes, lines });
+            return;
+        }
     }
 }
 
@@ -365,9 +464,9 @@ mod tests {
         }
         let n = "abc";
         let text = format!("one\n{}two\n{}fake{}", marker(n, 0), marker(n, 1), marker(n, 3));
-        let read = Mutex::new((Vec::new(), Vec::new()));
-        read_with_arrivals(&mut Trickle(text.clone().into_bytes(), 0), Instant::now(), &read);
-        let (out, arrivals) = read.into_inner().unwrap();
+        let read = Mutex::new(Collected::default());
+        read_with_arrivals(&mut Trickle(text.clone().into_bytes(), 0), Instant::now(), &read, None);
+        let Collected { bytes: out, arrivals, .. } = read.into_inner().unwrap();
         assert_eq!(out, text.as_bytes());
         let (_, _, marker_ends) = split_blocks(&out, n);
         let ends = arrival_times(&arrivals, &marker_ends);

@@ -136,6 +136,17 @@ pub struct Book {
 impl Book {
     /// Load `dir/src/SUMMARY.md` and every chapter it lists.
     pub fn load(dir: &Path) -> Result<Book, BookError> {
+        match Book::load_partial(dir)? {
+            (book, None) => Ok(book),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// [`Book::load`], but a chapter that cannot be read or parsed (an unterminated fence, an
+    /// Output block in the wrong place) ends the book there instead of failing it: the chapters
+    /// before it, and its error. SUMMARY.md's own errors still fail. The checker uses this so
+    /// that one malformed chapter does not stop the chapters before it from being checked.
+    pub fn load_partial(dir: &Path) -> Result<(Book, Option<BookError>), BookError> {
         let summary_path = dir.join("src").join("SUMMARY.md");
         let summary = read_text(&summary_path)?;
         let mut chapters = Vec::new();
@@ -158,6 +169,7 @@ impl Book {
                 ));
             }
         }
+        let mut malformed = None;
         for entry in &entries {
             if entry.title.contains('$') {
                 return Err(BookError::new(
@@ -182,7 +194,7 @@ impl Book {
                 ));
             }
             let path = dir.join("src").join(&entry.file);
-            let source = read_text(&path).map_err(|mut e| {
+            let read = read_text(&path).map_err(|mut e| {
                 if e.line == 0 {
                     e = BookError::new(
                         &summary_path,
@@ -191,8 +203,14 @@ impl Book {
                     );
                 }
                 e
-            })?;
-            let blocks = parse_blocks(&path, &source)?;
+            });
+            let (source, blocks) = match read.and_then(|source| parse_blocks(&path, &source).map(|b| (source, b))) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    malformed = Some(e);
+                    break;
+                }
+            };
             chapters.push(Chapter {
                 id,
                 slug,
@@ -212,7 +230,7 @@ impl Book {
             .map(|name| dir.join("src").join(name))
             .collect();
         unlisted.sort();
-        Ok(Book { dir: dir.to_path_buf(), chapters, unlisted })
+        Ok((Book { dir: dir.to_path_buf(), chapters, unlisted }, malformed))
     }
 
     /// An unlisted chapter file whose id is `id` (so a selector can say it exists).
