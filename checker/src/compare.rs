@@ -180,7 +180,7 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
             when(completed),
             never_ran(completed)
         ),
-        Ending::LeftRunning { processes, escaped, pipe_held } => {
+        Ending::LeftRunning { processes, escaped, pipe_held, first_started } => {
             let total = processes + escaped;
             let outside = match *escaped {
                 0 => String::new(),
@@ -195,9 +195,18 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
                 (0, true) => format!("left running {holder}"),
                 (_, true) => format!("{killed}, and {holder}"),
             };
+            // The block that started the first of them: the first whose end came after it
+            // started (start times come in 10 ms clock ticks); else the last block.
+            let (block, by) = match first_started {
+                Some(t) if total > 0 => {
+                    let k = result.block_ends.iter().position(|end| end > t).unwrap_or(completed);
+                    (k, "; the first of them was started while this block ran (by its start time)")
+                }
+                _ => (completed, ""),
+            };
             format!(
-                "{path}:{}: the program ended but {what}; a block must wait for every process it starts{}\n",
-                line_of(completed),
+                "{path}:{}: the program ended but {what}{by}; a block must wait for every process it starts{}\n",
+                line_of(block),
                 never_ran(completed)
             )
         }

@@ -59,7 +59,9 @@ pub enum Ending {
     /// Exited normally but left processes it started running: `processes` in its process
     /// group and `escaped` outside it (all killed), or a pipe held open by one the checker
     /// could not find (it left the group and replaced its environment).
-    LeftRunning { processes: usize, escaped: usize, pipe_held: bool },
+    /// `first_started`: how long after the program the first of them started (by /proc's clock
+    /// ticks, to within 10 ms), which names the block that started it.
+    LeftRunning { processes: usize, escaped: usize, pipe_held: bool, first_started: Option<Duration> },
 }
 
 pub struct RunResult {
@@ -109,7 +111,9 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     let watch = BlockWatch { nonce: nonce.clone(), max_bytes: MAX_BLOCK_OUTPUT_BYTES, max_lines: MAX_BLOCK_OUTPUT_LINES };
     let stdout = Reader::spawn(child.stdout.take().unwrap(), start, Some(watch));
     let stderr = Reader::spawn(child.stderr.take().unwrap(), start, None);
-    let (mut timed_out, mut over_limit, mut left_running) = (None, None, 0);
+    // When the program started, by the clock /proc gives its children's start times in.
+    let leader_tick = start_tick(child.id() as i32);
+    let (mut timed_out, mut over_limit, mut left_running) = (None, None, (0, None));
     let status = loop {
         if let Some(over) = stdout.over_limit() {
             // Stop a flood at once: reading on would cost memory and time for nothing.
@@ -135,7 +139,13 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     };
     let elapsed = start.elapsed();
     // Processes that left the group (setsid) still carry the run's marker in their environment.
-    let escaped = stop_marked(&nonce, child.id() as i32);
+    let (escaped, escaped_first) = stop_marked(&nonce, child.id() as i32);
+    let first_started = [left_running.1, escaped_first]
+        .into_iter()
+        .flatten()
+        .min()
+        .zip(leader_tick)
+        .map(|(tick, leader)| ticks_to_duration(tick.saturating_sub(leader)));
     // Both pipes close once those are gone; one still open is held by a process that left the
     // group and replaced its environment, which the checker cannot find: give up on it after a
     // grace period.
@@ -161,8 +171,9 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
             status: status.to_string(),
             stderr_tail: lines[lines.len().saturating_sub(15)..].join("\n"),
         }
-    } else if left_running > 0 || escaped > 0 || !out_closed || !err_closed {
-        Ending::LeftRunning { processes: left_running, escaped, pipe_held: !out_closed || !err_closed }
+    } else if left_running.0 > 0 || escaped > 0 || !out_closed || !err_closed {
+        let pipe_held = !out_closed || !err_closed;
+        Ending::LeftRunning { processes: left_running.0, escaped, pipe_held, first_started }
     } else {
         Ending::Finished
     };
@@ -265,80 +276,98 @@ fn has_exited(child: &mut std::process::Child) -> Result<bool> {
 }
 
 /// Kill the program's process group (the program leads it), before the program is reaped ->
-/// how many other live processes were in it.
-fn stop_group(child: &mut std::process::Child) -> usize {
-    let mut others = 0;
+/// how many other live processes were in it, and the clock tick the first of them started at.
+fn stop_group(child: &mut std::process::Child) -> (usize, Option<u64>) {
+    let (mut others, mut first) = (0, None);
     #[cfg(unix)]
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
         // A negative pid names the group; pid is positive, so this can never be -1, which
         // would mean every process we may signal.
         if pid > 1 {
-            others = live_group_members(pid);
+            let members: Vec<Proc> = live_processes().into_iter().filter(|p| p.pgrp == pid && p.pid != pid).collect();
+            (others, first) = (members.len(), members.iter().map(|p| p.started).min());
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
         }
     }
     let _ = child.kill();
-    others
+    (others, first)
 }
 
 /// Kill every live process whose environment holds this run's marker (`MARKER_ENV=nonce`,
-/// which children inherit) -> how many of them were outside process group `pgid`. Scans
-/// until none is left, since one may fork while it is being killed. Finds nothing where
-/// there is no /proc to read, or for a process that replaced its environment.
-pub(crate) fn stop_marked(nonce: &str, pgid: i32) -> usize {
+/// which children inherit) -> how many of them were outside process group `pgid`, and the
+/// clock tick the first of those started at. Scans until none is left, since one may fork
+/// while it is being killed. Finds nothing where there is no /proc to read, or for a process
+/// that replaced its environment.
+pub(crate) fn stop_marked(nonce: &str, pgid: i32) -> (usize, Option<u64>) {
     let needle = format!("{MARKER_ENV}={nonce}").into_bytes();
-    let mut outside = std::collections::BTreeSet::new();
+    let mut outside = std::collections::BTreeMap::new();
     for _ in 0..20 {
         let found = marked_processes(&needle);
         if found.is_empty() {
             break;
         }
-        for (pid, pgrp) in found {
-            if pgrp != pgid {
-                outside.insert(pid);
+        for p in found {
+            if p.pgrp != pgid {
+                outside.insert(p.pid, p.started);
             }
             #[cfg(unix)]
             unsafe {
-                libc::kill(pid, libc::SIGKILL);
+                libc::kill(p.pid, libc::SIGKILL);
             }
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    outside.len()
+    (outside.len(), outside.values().copied().min())
 }
 
-/// (pid, process group) of the live processes (not zombies) whose environment holds `needle`
-/// as one whole `NAME=value` entry.
-fn marked_processes(needle: &[u8]) -> Vec<(i32, i32)> {
+/// The live processes (not zombies) whose environment holds `needle` as one whole
+/// `NAME=value` entry.
+fn marked_processes(needle: &[u8]) -> Vec<Proc> {
     let me = std::process::id() as i32;
     let marked = |pid: i32| {
         let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
         environ.split(|&b| b == 0).any(|entry| entry == needle)
     };
-    live_processes().into_iter().filter(|&(pid, _)| pid > 1 && pid != me && marked(pid)).collect()
+    live_processes().into_iter().filter(|p| p.pid > 1 && p.pid != me && marked(p.pid)).collect()
 }
 
-/// Live processes (not zombies) in process group `pgid`, other than its leader; 0 where
-/// there is no /proc to read.
-fn live_group_members(pgid: i32) -> usize {
-    live_processes().into_iter().filter(|&(pid, pgrp)| pgrp == pgid && pid != pgid).count()
+/// A process as /proc/PID/stat describes it.
+#[derive(Debug, Clone, Copy)]
+struct Proc {
+    pid: i32,
+    pgrp: i32,
+    /// When it started, in clock ticks since boot.
+    started: u64,
 }
 
-/// (pid, process group) of every live process (not a zombie) in /proc; none where there is
-/// no /proc to read.
-fn live_processes() -> Vec<(i32, i32)> {
+/// Fields of /proc/PID/stat after the command's closing parenthesis (state, ppid, pgrp, ...).
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace().map(str::to_string).collect())
+}
+
+/// Every live process (not a zombie) in /proc; none where there is no /proc to read.
+fn live_processes() -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
-    let live_group = |pid: i32| -> Option<(i32, i32)> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // after the command's closing parenthesis: state, ppid, pgrp, ...
-        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
-        let state = fields.next()?;
-        let pgrp: i32 = fields.nth(1)?.parse().ok()?;
-        (state != "Z" && state != "X").then_some((pid, pgrp))
+    let live = |pid: i32| -> Option<Proc> {
+        let fields = stat_fields(pid)?;
+        let (state, pgrp, started) = (fields.first()?, fields.get(2)?.parse().ok()?, fields.get(19)?.parse().ok()?);
+        // (field 19 is starttime: clock ticks after boot)
+        (state != "Z" && state != "X").then_some(Proc { pid, pgrp, started })
     };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(live_group).collect()
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(live).collect()
+}
+
+/// When process `pid` started, in clock ticks since boot.
+fn start_tick(pid: i32) -> Option<u64> {
+    stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+fn ticks_to_duration(ticks: u64) -> Duration {
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_millis(ticks * 1000 / per_second)
 }
 
 /// Read all of `pipe` into `into`, noting after each read how many bytes had arrived and when.
@@ -474,6 +503,29 @@ mod tests {
         // each end is the arrival of the read that completed its marker, not an earlier one
         let marker_1_read = arrivals.iter().position(|&(bytes, _)| bytes >= marker_ends[1]).unwrap();
         assert_eq!(ends[1], arrivals[marker_1_read].1);
+    }
+
+    #[test]
+    fn the_block_over_the_limit_is_caught_while_reading_and_reading_stops() {
+        let n = "abc";
+        let mut text = format!("ok\n{}", marker(n, 0));
+        text.push_str(&"x\n".repeat(400)); // exactly the limit: fine
+        text.push_str(&marker(n, 1));
+        text.push_str(&"y\n".repeat(100_000));
+        let watch = BlockWatch { nonce: n.to_string(), max_bytes: 64 * 1024, max_lines: 400 };
+        let read = Mutex::new(Collected::default());
+        read_with_arrivals(&mut text.as_bytes(), Instant::now(), &read, Some(&watch));
+        let got = read.into_inner().unwrap();
+        let over = got.over.expect("block 2 passed the limit");
+        assert_eq!((over.block, over.lines > 400), (2, true), "{over:?}");
+        assert!(got.bytes.len() < 20_000, "kept reading after the limit: {} bytes", got.bytes.len());
+        // A block of many bytes but few lines hits the byte limit.
+        let text = format!("{}{}", marker(n, 0), "z".repeat(200_000));
+        let read = Mutex::new(Collected::default());
+        read_with_arrivals(&mut text.as_bytes(), Instant::now(), &read, Some(&watch));
+        let over = read.into_inner().unwrap().over.expect("block 1 passed the byte limit");
+        assert_eq!((over.block, over.lines), (1, 0));
+        assert!(over.bytes > 64 * 1024 && over.bytes < 64 * 1024 + 16 * 1024, "{over:?}");
     }
 
     #[test]
