@@ -950,7 +950,7 @@ fn an_edit_that_makes_a_lab_stale_is_named_and_a_doc_edit_is_not() {
     std::fs::write(root.join("labs/results/demo.json"), results).unwrap();
     let (code, out) = f.run(&["--chapters", "01"]);
     assert_eq!(code, 0, "{out}");
-    assert_lacks(&out, &["warning"]);
+    assert_lacks(&out, &["stale", "demo.json"]);
     // A doc comment reworded (the doubled space): the crate is stale, the lab is not.
     let chapter = f.chapter("01-basics.md");
     let text = f.read("01-basics.md");
