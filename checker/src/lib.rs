@@ -128,9 +128,9 @@ fn platform_check(os: &str, arch: &str, avx2: bool, vendor: Option<&str>) -> Res
         // for AVX2, AVX512 and unset, other than an Intel CPU's (a matmul, fused attention),
         // and the chapters that train amplify those last bits into other numbers.
         ("x86_64", true) if vendor.is_some_and(|v| v != "GenuineIntel") => Some(format!(
-            "warning: this CPU is {}, not Intel; the book's outputs were recorded on an Intel CPU, and MKL \
-             keeps its AVX2 code path (MKL_CBWR=AVX2) on Intel CPUs only, so chapters that multiply \
-             matrices may print other last digits, and chapters that train other numbers",
+            "warning: this CPU is {}, not Intel, and MKL keeps the AVX2 code path the book's outputs \
+             assume (MKL_CBWR=AVX2) on Intel CPUs only, so chapters that multiply matrices may print \
+             other last digits, and chapters that train other numbers",
             vendor.unwrap_or_default()
         )),
         ("x86_64", true) => None,
