@@ -60,11 +60,12 @@ pub fn spawn_tracked(cmd: &mut Command, nonce: Option<&str>) -> std::io::Result<
     Ok((child, Tracked(id)))
 }
 
-/// Kill every registered group and marked process -> how many groups there were. Later
-/// [`spawn_tracked`] calls are refused.
-pub fn stop_everything() -> usize {
+/// Kill every registered group and marked process -> how many groups there were. With
+/// `for_good` (a signal: the checker is about to exit), later [`spawn_tracked`] calls are
+/// refused.
+pub fn stop_everything(for_good: bool) -> usize {
     let mut reg = registry();
-    reg.interrupted = true;
+    reg.interrupted |= for_good;
     for group in &reg.groups {
         #[cfg(unix)]
         if group.pgid > 1 {
@@ -86,7 +87,7 @@ pub fn install() -> std::io::Result<()> {
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            let stopped = stop_everything();
+            let stopped = stop_everything(true);
             let name = match signal {
                 SIGINT => "interrupted (SIGINT)",
                 SIGTERM => "terminated (SIGTERM)",

@@ -18,6 +18,7 @@ pub mod qwen3;
 pub mod refresh;
 pub mod run;
 pub mod select;
+pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -491,7 +492,7 @@ struct StopOnError(bool);
 impl Drop for StopOnError {
     fn drop(&mut self) {
         if self.0 {
-            interrupt::stop_everything();
+            interrupt::stop_everything(false);
         }
     }
 }

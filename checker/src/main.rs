@@ -45,6 +45,11 @@ struct Cli {
     /// (LIBTORCH, LD_LIBRARY_PATH, AGENTRL_QWEN3_DIR, AGENTRL_LABS_DIR), and exit.
     #[arg(long)]
     print_env: bool,
+    /// Check, then check again whenever a chapter or a lab results file changes (saved code
+    /// re-checks the chapters after it too); with --refresh, record new outputs each time.
+    /// Ctrl-C stops it, and every program it started.
+    #[arg(long)]
+    watch: bool,
     /// After each chapter that ran, list its run blocks' wall times at their Markdown lines
     /// (blocks under 0.05 s summed into one line).
     #[arg(long)]
@@ -147,6 +152,16 @@ fn main() -> ExitCode {
             .max(1),
     };
     let mut stdout = std::io::stdout();
+    if cli.watch {
+        return match checker::watch::watch(&opts, &mut stdout) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) if is_broken_pipe(&e) => ExitCode::from(128 + libc::SIGPIPE as u8),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     match checker::check(&opts, &mut stdout) {
         Ok(summary) if summary.failed == 0 => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,

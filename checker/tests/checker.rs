@@ -1008,3 +1008,47 @@ fn a_reader_that_leaves_early_ends_the_run_quietly() {
     assert_eq!(out.status.code(), Some(141), "{err}");
     assert_lacks(&err, &["Broken pipe", "error:"]);
 }
+
+#[test]
+fn watch_rechecks_a_chapter_when_it_is_saved_and_ctrl_c_ends_it() {
+    use std::io::Read;
+    let f = Fixture::new("good");
+    let mut cmd = f.cached_command(&["--watch", "01"]);
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let shared = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let sink = std::sync::Arc::clone(&shared);
+    let reader = std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&chunk[..n]));
+        }
+    });
+    let wait_for = |needle: &str, times: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+        while shared.lock().unwrap().matches(needle).count() < times {
+            assert!(std::time::Instant::now() < deadline, "no {needle:?} (x{times}) in:\n{}", shared.lock().unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    wait_for("checker: watching", 1);
+    assert_contains(&shared.lock().unwrap(), &["1 passed, 0 failed"]);
+    // Saved with a wrong recorded output: checked again, and it fails with the diff.
+    let text = f.read("01-basics.md");
+    std::fs::write(f.chapter("01-basics.md"), text.replace("x = 5", "x = 6")).unwrap();
+    wait_for("checker: watching", 2);
+    assert_contains(&shared.lock().unwrap(), &["01-basics.md changed; checking again", "-x = 6", "+x = 5", "0 passed, 1 failed"]);
+    // Two saves in quick succession make one round; fixed, it passes again.
+    std::fs::write(f.chapter("01-basics.md"), text.replace("x = 5", "x = 7")).unwrap();
+    std::fs::write(f.chapter("01-basics.md"), &text).unwrap();
+    wait_for("checker: watching", 3);
+    assert_eq!(shared.lock().unwrap().matches("1 passed, 0 failed").count(), 2);
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert_eq!(status.code(), Some(130));
+}
