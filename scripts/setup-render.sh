@@ -25,7 +25,7 @@ js=$root/book/theme/mermaid.min.js
 if ! echo "$MERMAID_SHA256  $js" | sha256sum --check --status 2>/dev/null; then
   echo "setup-render: fetching mermaid $MERMAID_VERSION from the npm registry into book/theme/" >&2
   if ! command -v npm >/dev/null; then
-    echo "setup-render: error: npm not found; rendering the book needs Node.js with npm (README, \"Reading the book\")" >&2
+    echo "setup-render: error: npm not found; rendering the book needs Node.js with npm (docs/rendering.md)" >&2
     exit 1
   fi
   tmp=$(mktemp -d)

@@ -472,7 +472,7 @@ mod tests {
     fn scripts_export_the_allocator_settings() {
         let exported: Vec<String> = ALLOCATOR_ENV.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let line = format!("export {}", exported.join(" "));
-        for script in ["lab.sh", "figures.sh", "bench-model.sh"] {
+        for script in ["lab.sh", "figures.sh", "bench-model.sh", "example.sh"] {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts").join(script);
             let text = std::fs::read_to_string(&path).unwrap();
             assert!(text.lines().any(|l| l == line), "{} lacks the line `{line}`", path.display());
