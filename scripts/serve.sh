@@ -18,4 +18,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mdbook=$("$root/scripts/setup-render.sh")
 echo "serving the book at http://127.0.0.1:$port/ (Ctrl-C stops)"
-exec "$mdbook" serve "$root/book" --hostname 127.0.0.1 --port "$port"
+# AGENTRL_SERVE_DIR: build there instead of target/book (the site test serves its own copy,
+# so the live-reload build never replaces the static one scripts/render.sh wrote).
+exec "$mdbook" serve "$root/book" --hostname 127.0.0.1 --port "$port" ${AGENTRL_SERVE_DIR:+--dest-dir "$AGENTRL_SERVE_DIR"}

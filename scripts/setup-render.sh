@@ -6,6 +6,8 @@
 # - mdbook (pinned) into target/tools/, with `cargo install --locked` from crates.io;
 # - mermaid.min.js (pinned, checksummed) from the npm registry into book/theme/, so the
 #   chapter graph is drawn without any network access when the book is read;
+# - STIX Two Math (pinned, checksummed; SIL Open Font License) from the npm registry into
+#   book/src/fonts/, the OpenType math font the book's MathML is set in (mdBook copies it);
 # - the preprocessor (render/, `mdbook-agentrl`), which book/book.toml runs via cargo.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +15,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 MDBOOK_VERSION=0.4.52 # the preprocessor speaks mdBook 0.4's JSON (render/src/preprocess.rs)
 MERMAID_VERSION=11.17.2
 MERMAID_SHA256=581ed7d74bd9048d0e3a91363927d72ef22942d7722546b27f7cc29e35390eb8
+# @fontsource's "latin" file holds the whole font (4,605 glyphs and the MATH table, checked
+# with fontTools); agentrl.css declares it without the package's unicode-range.
+STIX_VERSION=5.3.0
+STIX_SHA256=8b2a6834cfe1f4e0f3724ffa59fe92000013fc5a4c41e6a3f438006c26c60f0d
 
 tools=$root/target/tools
 mdbook=$tools/bin/mdbook
@@ -37,6 +43,27 @@ if ! echo "$MERMAID_SHA256  $js" | sha256sum --check --status 2>/dev/null; then
     exit 1
   fi
   mv "$tmp/package/dist/mermaid.min.js" "$js"
+fi
+
+font=$root/book/src/fonts/stix-two-math.woff2
+if ! echo "$STIX_SHA256  $font" | sha256sum --check --status 2>/dev/null; then
+  echo "setup-render: fetching STIX Two Math $STIX_VERSION from the npm registry into book/src/fonts/" >&2
+  if ! command -v npm >/dev/null; then
+    echo "setup-render: error: npm not found; rendering the book needs Node.js with npm (docs/rendering.md)" >&2
+    exit 1
+  fi
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  npm pack "@fontsource/stix-two-math@$STIX_VERSION" --pack-destination "$tmp" --silent >/dev/null
+  tar -xzf "$tmp/fontsource-stix-two-math-$STIX_VERSION.tgz" -C "$tmp" \
+    package/files/stix-two-math-latin-400-normal.woff2 package/LICENSE
+  if ! echo "$STIX_SHA256  $tmp/package/files/stix-two-math-latin-400-normal.woff2" | sha256sum --check --status; then
+    echo "setup-render: error: STIX Two Math from @fontsource/stix-two-math@$STIX_VERSION has an unexpected checksum" >&2
+    exit 1
+  fi
+  mkdir -p "$(dirname "$font")"
+  mv "$tmp/package/LICENSE" "$(dirname "$font")/STIX-Two-Math-OFL.txt"
+  mv "$tmp/package/files/stix-two-math-latin-400-normal.woff2" "$font"
 fi
 
 # book.toml runs the preprocessor with `cargo run`; building it here shows compile

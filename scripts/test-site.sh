@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Test the rendered book the way a reader meets it: render it (scripts/render.sh), serve it
-# on 127.0.0.1 (scripts/serve.sh), open chapters 2 and 0 in headless Chromium and check
-# that math is typeset, Rust is highlighted, Output and saved blocks are styled, the figure
-# and the chapter graph are drawn, search works, and nothing is requested off this host.
+# on 127.0.0.1 (scripts/serve.sh, into target/site-test/served, so target/book stays the
+# static render), open the chapters in headless Chromium at 1280 and 390 px and check that
+# math is typeset in the bundled math font, Rust is highlighted, Output and saved blocks are
+# styled, no code is cut, sections and neighbours are linked, callouts differ, the figures
+# and the chapter graph are drawn, every internal link resolves, search works, and nothing
+# is requested off this host.
 #
 #   scripts/test-site.sh
 #
-# Screenshots go to target/site-test/ (ch02.png: section 2.5; ch02-top.png; ch00-graph.png).
+# Screenshots go to target/site-test/ (ch02.png: section 2.5; ch02-top.png; ch00-graph.png;
+# NN-slug-1280.png and NN-slug-390.png: the top of every chapter at both widths).
 # Installs, when missing: Debian's chromium (apt-get, needs root) and the npm packages of
 # scripts/site-test/ (npm ci, from its package-lock.json).
 set -euo pipefail
@@ -35,7 +39,7 @@ if [[ ! -f "$site_test/node_modules/.package-lock.json" ||
 fi
 
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-"$root/scripts/serve.sh" "$port" >"$out/serve.log" 2>&1 &
+AGENTRL_SERVE_DIR=$out/served "$root/scripts/serve.sh" "$port" >"$out/serve.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
 served=0

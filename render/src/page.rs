@@ -58,13 +58,17 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
         let indent = prefix.chars().all(|c| c == ' ' || c == '\t' || c == '>').then_some(prefix);
         match block.kind {
             BlockKind::Saved => {
-                let names: Vec<String> = tangle::library::saved_items(&chapter, block)?
+                // Named items link to their library entries; an impl block is named by its header.
+                let labels: Vec<SavedLabel> = tangle::library::saved_items(&chapter, block)?
                     .into_iter()
-                    .filter_map(|item| item.name)
+                    .filter_map(|item| match item.name {
+                        Some(name) => Some(SavedLabel::Item(name)),
+                        None => impl_header(&item.text).map(SavedLabel::Impl),
+                    })
                     .collect();
                 let code = strip_save_marker(&source[block.span.clone()]);
                 let replacement = match indent {
-                    Some(indent) => saved_wrapper(&code, &names, &library_href, indent),
+                    Some(indent) => saved_wrapper(&code, &labels, &library_href, indent),
                     None => code,
                 };
                 edits.push((block.span.clone(), replacement));
@@ -89,6 +93,7 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
         }
     }
 
+    edits.extend(callout_edits(source, &blocks));
     let lines = LineIndex::new(source);
     let images: Vec<Range<usize>> = pulldown_cmark::Parser::new_ext(source, math::markdown_options())
         .into_offset_iter()
@@ -234,22 +239,88 @@ fn html_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// What a saved block's label names: an item (linked to its library entry) or an impl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SavedLabel {
+    Item(String),
+    /// `impl fmt::Display for Family`: an impl block has no name of its own.
+    Impl(String),
+}
+
+/// The header of an `impl` item's text (`impl fmt::Display for Family`), doc comments and
+/// attributes skipped; None for anything else (a `use`).
+pub fn impl_header(text: &str) -> Option<String> {
+    let code: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.starts_with("//") && !l.starts_with("#[")).collect();
+    let joined = code.join(" ");
+    let header = joined.split('{').next()?.trim();
+    let header = header.split_whitespace().collect::<Vec<_>>().join(" ");
+    (header.starts_with("impl ") || header.starts_with("impl<")).then_some(header)
+}
+
 /// A saved block inside `<div class="arl-saved">`, headed by a label that names what it
-/// adds to `agentrl` and links to the reference page. The wrapper ends with a blank line:
-/// a `</div>` line opens an HTML block that would run on over a paragraph right below it.
-fn saved_wrapper(code: &str, names: &[String], library_href: &str, indent: &str) -> String {
+/// adds to `agentrl`: each item links to its entry on the reference page (`#arl-NAME`) and is
+/// an anchor the entry links back to. The wrapper ends with a blank line: a `</div>` line
+/// opens an HTML block that would run on over a paragraph right below it.
+fn saved_wrapper(code: &str, labels: &[SavedLabel], library_href: &str, indent: &str) -> String {
     let mut label = format!(
         "<a href=\"{}\" title=\"This block is saved into the agentrl crate\">saved to <code>agentrl</code></a>",
         html_escape(library_href)
     );
-    if !names.is_empty() {
-        let list: Vec<String> = names.iter().map(|n| format!("<code>arl::{}</code>", html_escape(n))).collect();
+    let page = library_href.split('#').next().unwrap_or(library_href);
+    if !labels.is_empty() {
+        let list: Vec<String> = labels
+            .iter()
+            .map(|l| match l {
+                SavedLabel::Item(n) => {
+                    let anchor = html_escape(&tangle::library::item_anchor(n));
+                    format!(
+                        "<a id=\"{anchor}\" href=\"{}#{anchor}\" title=\"Its entry in the library\"><code>arl::{}</code></a>",
+                        html_escape(page),
+                        html_escape(n)
+                    )
+                }
+                SavedLabel::Impl(header) => format!("<code>{}</code>", html_escape(header)),
+            })
+            .collect();
         let _ = write!(label, ": {}", list.join(", "));
     }
     let blank = indent.trim_end();
     format!(
         "<div class=\"{SAVED_CLASS}\">\n{indent}<div class=\"{SAVED_LABEL_CLASS}\">{label}</div>\n{blank}\n{indent}{code}\n{blank}\n{indent}</div>\n{blank}"
     )
+}
+
+/// The callouts' opening words, and the class the theme styles each with.
+pub const CALLOUTS: [(&str, &str); 3] = [
+    ("Evidence.", "arl-callout-evidence"),
+    ("Pitfall.", "arl-callout-pitfall"),
+    ("In production.", "arl-callout-production"),
+];
+
+/// Each callout's bold opening word (`> **Pitfall.**`) outside code blocks -> its byte range
+/// and the HTML that replaces it, carrying the callout's class.
+fn callout_edits(source: &str, blocks: &[CodeBlock]) -> Vec<(Range<usize>, String)> {
+    let mut edits = Vec::new();
+    let mut at = 0;
+    for line in source.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if blocks.iter().any(|b| b.span.contains(&start)) {
+            continue;
+        }
+        let body = line.trim_start_matches(|c: char| c == '>' || c == ' ' || c == '\t');
+        if body.len() == line.len() {
+            continue; // not in a blockquote
+        }
+        for (word, class) in CALLOUTS {
+            let bold = format!("**{word}**");
+            if body.starts_with(&bold) {
+                let from = start + (line.len() - body.len());
+                edits.push((from..from + bold.len(), format!("<strong class=\"{class}\">{word}</strong>")));
+            }
+        }
+    }
+    edits
 }
 
 /// Images of the page (`![alt](figures/x.svg)`) whose file is not in the book's source
@@ -378,13 +449,32 @@ mod tests {
             out.contains("href=\"library.html#2-reinforcement-learning-fundamentals\""),
             "{out}"
         );
-        assert!(out.contains("<code>arl::add_one</code>, <code>arl::Opts</code>"), "{out}");
+        // Each item links to its library entry and is the anchor the entry links back to.
+        assert!(
+            out.contains(
+                "<a id=\"arl-add_one\" href=\"library.html#arl-add_one\" title=\"Its entry in the library\">\
+                 <code>arl::add_one</code></a>, <a id=\"arl-Opts\" href=\"library.html#arl-Opts\""
+            ),
+            "{out}"
+        );
         // The fence itself is intact, separated from the HTML by blank lines.
         assert!(
             out.contains("</div>\n\n```rust\n/// Add one.\npub fn add_one(x: i64) -> i64 { x + 1 }\n\n/// Options.\npub struct Opts;\n```\n\n</div>\n\n\nAfter.\n"),
             "{out}"
         );
         assert!(out.starts_with("Intro.\n\n<div"));
+    }
+
+    #[test]
+    fn impl_blocks_are_named_by_their_header_and_callouts_get_their_class() {
+        let src = "```rust\n//@save\n/// Shown.\nimpl std::fmt::Display for Opts {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { Ok(()) }\n}\n```\n\n> **Pitfall.** Read it.\n\n> **In production.** verl does.\n\n```text\n> **Evidence.** not a callout\n```\n";
+        let out = render(src);
+        assert!(out.contains("<code>impl std::fmt::Display for Opts</code>"), "{out}");
+        assert!(out.contains("> <strong class=\"arl-callout-pitfall\">Pitfall.</strong> Read it."), "{out}");
+        assert!(out.contains("<strong class=\"arl-callout-production\">In production.</strong>"), "{out}");
+        assert!(out.contains("> **Evidence.** not a callout"), "{out}");
+        assert_eq!(impl_header("/// Doc.\n#[allow(x)]\nimpl<T: Clone> Trait for Vec<T>\nwhere T: Copy {}"), Some("impl<T: Clone> Trait for Vec<T> where T: Copy".into()));
+        assert_eq!(impl_header("use std::fmt;"), None);
     }
 
     #[test]

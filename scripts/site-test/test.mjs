@@ -76,8 +76,10 @@ await context.route("**/*", (route) =>
   isLocal(route.request().url()) ? route.continue() : route.abort("blockedbyclient"),
 );
 
-async function open(file) {
+async function open(file, width = 1280) {
   const page = await context.newPage();
+  // mdBook decides at load whether the sidebar covers the page: load at the width tested.
+  if (width !== 1280) await page.setViewportSize({ width, height: 844 });
   page.on("websocket", (ws) => requests.push(ws.url()));
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -197,29 +199,79 @@ try {
   check(good > 0 && dead.length === 0, `internal links resolve on all ${bookPages.length} pages`,
     dead.length ? `dead: ${[...new Set(dead)].slice(0, 8).join(", ")}` : `${good} resolved`);
 
-  // Every chapter as a reader opens it: its figures load, its math is typeset (no raw `$`
-  // left in the text), and no script fails.
+  // Every chapter as a reader opens it, at 1280 px and at a phone's 390 px: its figures
+  // load, its math is typeset in the bundled math font with no entity or micro sign shown,
+  // no code, Output or table is cut at 1280 px (and one that scrolls at 390 px scrolls), it
+  // has a table of sections and named previous/next links, its callouts are told apart, and
+  // no script fails. A screenshot of its top at each width goes to OUT_DIR.
+  const callColors = {};
   for (const pageUrl of bookPages.filter((u) => /\/\d\d-[^/]*\.html$/.test(u))) {
     const name = pageUrl.split("/").pop();
     const { page: chapter, errors: chapterErrors } = await open(name);
+    await chapter.evaluate(() => document.fonts.ready);
     const c = await chapter.evaluate(() => {
       const main = document.querySelector("main");
       const imgs = [...main.querySelectorAll("img")];
       const text = main.innerText.replace(/```[\s\S]*?```/g, "");
       const prose = [...main.querySelectorAll("p, li, td")].map((e) => e.innerText).join("\n");
+      const maths = [...main.querySelectorAll("math")];
+      // The box that scrolls is a pre's code element (highlight.js), or a table.
+      const boxes = [...main.querySelectorAll("pre > code, table")];
+      const wide = boxes.filter((b) => b.scrollWidth > b.clientWidth + 1);
+      // Code must fit; an Output line or a table may run on only where it scrolls with a
+      // scrollbar (headless Chromium hides scrollbars, so the stylesheet's promise is checked).
+      const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX) && getComputedStyle(b).scrollbarWidth !== "none";
+      const cut = wide.filter((b) => b.matches("code.language-rust") || !scrolls(b));
+      const kinds = {};
+      for (const q of main.querySelectorAll("blockquote")) {
+        const k = q.querySelector('strong[class^="arl-callout-"]')?.className;
+        if (k) kinds[k] = getComputedStyle(q).borderLeftColor;
+      }
+      const pager = main.querySelector(".arl-pager");
       return {
         imgs: imgs.length,
         loaded: imgs.filter((i) => i.complete && i.naturalWidth > 0).length,
-        maths: main.querySelectorAll("math").length,
+        maths: maths.length,
         rawDollars: (prose.match(/\$[^$\s][^$]*\$/g) || []).length,
+        entities: maths.map((m) => m.textContent).filter((t) => /&[a-z]+;|\u00b5/.test(t)).slice(0, 3),
+        mathFont: maths.length ? getComputedStyle(maths[0]).fontFamily : "",
+        stix: document.fonts.check('16px "STIX Two Math"'),
+        scrolling: wide.length - cut.length,
+        cut: cut.map((b) => `${b.tagName.toLowerCase()} ${b.scrollWidth}>${b.clientWidth}: ${b.innerText.split("\n").find((l) => l.length > 84)?.slice(0, 40) ?? ""}`).slice(0, 3),
+        sections: main.querySelectorAll("h2[id]").length,
+        toc: main.querySelectorAll(".arl-toc li").length,
+        pager: pager ? [...pager.querySelectorAll("a")].map((a) => a.textContent) : [],
+        kinds,
         text: text.length,
       };
     });
     check(c.loaded === c.imgs && c.rawDollars === 0 && chapterErrors.length === 0,
       `${name}: figures load, math typeset, no script errors`,
       `${c.loaded}/${c.imgs} figures, ${c.maths} formulas, ${c.rawDollars} raw $…$, ${chapterErrors.length} errors`);
+    check(c.entities.length === 0 && (c.maths === 0 || (c.stix && c.mathFont.includes("STIX Two Math"))),
+      `${name}: math in STIX Two Math, no entity or micro sign shown as text`,
+      c.entities.length ? c.entities.join(" | ") : `font ${c.mathFont}`);
+    check(c.cut.length === 0, `${name}: at 1280 px code fits, and a longer Output line or table scrolls with a visible scrollbar`,
+      c.cut.length ? c.cut.join("; ") : `${c.scrolling} box(es) scroll`);
+    check((c.sections < 3 || c.toc === c.sections) && c.pager.length > 0 && c.pager.every((t) => /[A-Za-z]{3}/.test(t)),
+      `${name}: a table of its ${c.sections} sections and named previous/next links`, c.pager.join(" | "));
+    Object.assign(callColors, c.kinds);
+    await chapter.evaluate(() => window.scrollTo(0, 0));
+    await chapter.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-1280.png`) });
     await chapter.close();
+    const { page: small } = await open(name, 390);
+    const phone = await small.evaluate(() => {
+      const boxes = [...document.querySelectorAll("main pre > code, main table")].filter((b) => b.scrollWidth > b.clientWidth + 1);
+      const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX) && getComputedStyle(b).scrollbarWidth !== "none";
+      return boxes.filter((b) => !scrolls(b)).length;
+    });
+    check(phone === 0, `${name}: at 390 px what is too wide scrolls sideways`, `${phone} box(es) cut without a scrollbar`);
+    await small.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-390.png`) });
+    await small.close();
   }
+  const colors = Object.values(callColors);
+  check(colors.length === 3 && new Set(colors).size === 3, "the three callout kinds (Evidence, Pitfall, In production) look different",
+    Object.entries(callColors).map(([k, v]) => `${k} ${v}`).join(", "));
 
   // Search, as a reader uses it: open the search bar, type, get results.
   await page.click("#search-toggle");

@@ -114,7 +114,10 @@ mod tests {
         assert_eq!(m1.matches("use std::fmt;").count(), 1, "identical uses are merged:\n{m1}");
         assert!(m1.contains("// generated from book/src/01-one.md, saved block 1\n/// One."), "{m1}");
         let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
-        assert!(page.contains("| `two() -> i64` | Two, from one. |"), "{page}");
+        assert!(
+            page.contains("| <a id=\"arl-two\"></a>[`two() -> i64`](01-one.md#arl-two) | Two, from one. |"),
+            "{page}"
+        );
 
         // Editing a chapter makes its module and the page stale; --check names them.
         let edited = CH2.replace("+ 1", "+ 2").replace("Three,", "Four,");

@@ -710,10 +710,25 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
             let sig = item.signature.as_deref().unwrap().replace('|', "\\|");
             // The page shows the summary as rustdoc does: a `$` is a character, not math.
             let summary = item.summary.replace('|', "\\|").replace('$', "\\$");
-            page.push_line(&format!("| `{sig}` | {summary} |"), None);
+            // Each named row is an anchor (`#arl-NAME`) the chapter's saved block links to,
+            // and links back to that block, which carries the same anchor.
+            let row = match &item.name {
+                Some(name) => {
+                    let anchor = item_anchor(name);
+                    format!("| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} |", chapter.file)
+                }
+                None => format!("| `{sig}` | {summary} |"),
+            };
+            page.push_line(&row, None);
         }
     }
     Ok(page)
+}
+
+/// The HTML id of a saved item's entry, on the library page and at its saved block:
+/// `arl-` and the name (`arl-make_tasks`).
+pub fn item_anchor(name: &str) -> String {
+    format!("arl-{name}")
 }
 
 /// Write files under `dir`, creating folders; returns the paths written.
