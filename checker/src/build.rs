@@ -11,6 +11,7 @@ use serde::Deserialize;
 use tangle::library::{write_if_changed, GeneratedFile, CHAPTER_DEPS, DEV_PROFILE};
 
 /// A chapter crate on disk: `dir/Cargo.toml`, `dir/src/main.rs`, `dir/agentrl/…`.
+#[derive(Clone)]
 pub struct ChapterCrate {
     pub dir: PathBuf,
     pub package: String,

@@ -789,10 +789,17 @@ fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, new_source: Str
             format!("{}: FAILED ({times}); {done}\n{}\n", label(chapter), j.messages.join("\n")),
         ));
     }
-    // The refreshed chapter now matches this run: remember it.
+    // The refreshed chapter now matches this run: remember it, keyed as the next check will
+    // key it (its program is generated again: new Output blocks move the later blocks' lines,
+    // which the program's line comments carry).
     let mut refreshed = chapter.clone();
+    refreshed.blocks = tangle::book::parse_blocks(&chapter.path, &new_source)?;
     refreshed.source = new_source;
-    write_stamp(&built.stamp, &cache_key(&built.krate, &refreshed, ctx, ctx.opts.time_limit))?;
+    let index = ctx.book.index_of(&chapter.id).expect("a chapter of the book");
+    let mut book = ctx.book.clone();
+    book.chapters[index] = refreshed.clone();
+    let krate = ChapterCrate { main_rs: program::generate(&book, index)?.main_rs, ..built.krate.clone() };
+    write_stamp(&built.stamp, &cache_key(&krate, &refreshed, ctx, ctx.opts.time_limit))?;
     Ok(Report::new(Verdict::Passed, format!("{}: refreshed, {note} ({times})\n", label(chapter))))
 }
 

@@ -1052,3 +1052,19 @@ fn watch_rechecks_a_chapter_when_it_is_saved_and_ctrl_c_ends_it() {
     reader.join().unwrap();
     assert_eq!(status.code(), Some(130));
 }
+
+#[test]
+fn a_chapter_just_refreshed_is_cached_even_when_its_new_outputs_move_later_blocks() {
+    let f = Fixture::new("good");
+    let text = f.read("01-basics.md");
+    // Drop the first block's Output: the refresh writes it back, moving every later block down.
+    let without = text.replacen("\nOutput:\n\n```text\nx = 5\n```\n", "\n", 1);
+    assert_ne!(without, text);
+    std::fs::write(f.chapter("01-basics.md"), &without).unwrap();
+    let (code, out) = f.run(&["--chapters", "01", "--refresh"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(f.read("01-basics.md").contains("```\n\nOutput:\n\n```text\nx = 5\n```\n"));
+    let (code, out) = f.run_cached(&["--chapters", "01"]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-basics.md): ok (cached"]);
+}
