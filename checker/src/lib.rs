@@ -937,7 +937,7 @@ impl KeyPart {
     /// Why a chapter re-ran when this part changed.
     fn changed(self) -> &'static str {
         match self {
-            KeyPart::Checker => "the checker changed (its or tangle's sources, or their dependencies)",
+            KeyPart::Checker => "the checker was rebuilt from other sources",
             KeyPart::Chapter => "the chapter's text changed",
             KeyPart::Prefix => "the saved code of an earlier chapter changed",
             KeyPart::Environment => {
@@ -979,7 +979,7 @@ impl CacheKey {
         match changed.as_slice() {
             [] => "the stamp is unreadable".to_string(),
             [one] => one.to_string(),
-            [first, rest @ ..] if recorded.len() == self.0.len() => format!("{first} (and {} more)", rest.len()),
+            [first, rest @ ..] if recorded.len() == self.0.len() => format!("{first}, and {} more input(s) changed too", rest.len()),
             _ => "its stamp is from an older checker".to_string(),
         }
     }
