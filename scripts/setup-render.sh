@@ -8,7 +8,9 @@
 #   chapter graph is drawn without any network access when the book is read;
 # - STIX Two Math (pinned, checksummed; SIL Open Font License) from the npm registry into
 #   book/src/fonts/, the OpenType math font the book's MathML is set in (mdBook copies it);
-# - the preprocessor (render/, `mdbook-agentrl`), which book/book.toml runs via cargo.
+# - the preprocessor (render/, `mdbook-agentrl`), which book/book.toml runs via cargo;
+# - the API documentation of agentrl (rustdoc, `cargo doc` with tch's `doc-only` feature, so
+#   without libtorch) into book/src/api/, which mdBook copies into the site as api/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -69,4 +71,15 @@ fi
 # book.toml runs the preprocessor with `cargo run`; building it here shows compile
 # errors up front and makes that a no-op.
 (cd "$root" && cargo build --quiet -p render --bin mdbook-agentrl >&2)
+
+# rustdoc of the generated crate, linked from the library page (a row's "API"). libtorch is
+# not needed: tch's doc-only feature skips linking it (the first build compiles the
+# crate's dependencies, a few minutes). Rebuilt when agentrl/ changed, then copied whole.
+api=$root/book/src/api
+(cd "$root" && env -u LIBTORCH cargo doc --quiet --no-deps --manifest-path agentrl/Cargo.toml \
+  --features tch/doc-only --target-dir target/api-doc >&2)
+if ! diff -rq "$root/target/api-doc/doc" "$api" >/dev/null 2>&1; then
+  rm -rf "$api"
+  cp -r "$root/target/api-doc/doc" "$api"
+fi
 echo "$mdbook"

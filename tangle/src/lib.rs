@@ -115,7 +115,10 @@ mod tests {
         assert!(m1.contains("// generated from book/src/01-one.md, saved block 1\n/// One."), "{m1}");
         let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
         assert!(
-            page.contains("| <a id=\"arl-two\"></a>[`two() -> i64`](01-one.md#arl-two) | Two, from one. |"),
+            page.contains(
+                "| <a id=\"arl-two\"></a>[`two() -> i64`](01-one.md#arl-two) | Two, from one. \
+                 [API](api/agentrl/ch01_one/fn.two.html) |"
+            ),
             "{page}"
         );
 
@@ -158,7 +161,7 @@ mod tests {
         let ch = "```rust\n//@save\n/// Costs $5 | or $x$.\npub fn cost() -> i64 { 5 }\n```\n";
         let book = book_in(tmp.path(), &[("01-one.md", ch)]);
         let page = tangle_book(&book).unwrap().reference.content;
-        assert!(page.contains("| Costs \\$5 \\| or \\$x\\$. |"), "{page}");
+        assert!(page.contains("| Costs \\$5 \\| or \\$x\\$. [API]("), "{page}");
     }
 
     #[test]

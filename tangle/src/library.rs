@@ -691,8 +691,8 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
     page.push_line("", None);
     page.push_line(
         "The book builds `agentrl` one `//@save` block at a time. Each entry links to the chapter \
-         that derives it; every name is re-exported at the crate root (`arl::name`). Regenerate the \
-         crate and this page with `cargo run -p tangle`.",
+         that derives it, and to its API documentation (rustdoc); every name is re-exported at the \
+         crate root (`arl::name`). Regenerate the crate and this page with `cargo run -p tangle`.",
         None,
     );
     for ci in &collected {
@@ -715,7 +715,11 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
             let row = match &item.name {
                 Some(name) => {
                     let anchor = item_anchor(name);
-                    format!("| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} |", chapter.file)
+                    let api = rustdoc_path(&chapter.module_name(), name, &sig);
+                    format!(
+                        "| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} [API]({API_DIR}/{api}) |",
+                        chapter.file
+                    )
                 }
                 None => format!("| `{sig}` | {summary} |"),
             };
@@ -723,6 +727,32 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
         }
     }
     Ok(page)
+}
+
+/// Where the rendered book keeps the crate's rustdoc, relative to its pages (`scripts/render.sh`
+/// builds it there with tch's `doc-only` feature, so no libtorch is needed).
+pub const API_DIR: &str = "api";
+
+/// The rustdoc page of a saved item, relative to the API folder: `agentrl/MODULE/KIND.NAME.html`
+/// (`KIND` read off the reference row's signature: `struct X`, `enum X`, ... or a function's).
+pub fn rustdoc_path(module: &str, name: &str, signature: &str) -> String {
+    let kind = [
+        ("struct ", "struct"),
+        ("enum ", "enum"),
+        ("trait ", "trait"),
+        ("const ", "constant"),
+        ("static ", "static"),
+        ("type ", "type"),
+        ("macro ", "macro"),
+    ]
+    .iter()
+    .find(|(prefix, _)| signature.starts_with(prefix))
+    .map_or("fn", |(_, kind)| kind);
+    if signature.starts_with("mod ") {
+        format!("agentrl/{module}/{name}/index.html")
+    } else {
+        format!("agentrl/{module}/{kind}.{name}.html")
+    }
 }
 
 /// The HTML id of a saved item's entry, on the library page and at its saved block:
@@ -962,5 +992,16 @@ mod tests {
         // left open at the end: the innermost
         assert_eq!(unclosed_delimiter("for i in v {\n    h(i;\n"), Some((1, 6, '(')));
         assert_eq!(unclosed_delimiter("let s = \"(\"; // (\nlet c = '{';\n"), None);
+    }
+
+    #[test]
+    fn rustdoc_paths_follow_the_item_kind() {
+        let path = |sig: &str, name: &str| rustdoc_path("ch04_gym", name, sig);
+        assert_eq!(path("make_tasks(split: Split, seed: u64) -> Vec<Task>", "make_tasks"), "agentrl/ch04_gym/fn.make_tasks.html");
+        assert_eq!(path("struct Task", "Task"), "agentrl/ch04_gym/struct.Task.html");
+        assert_eq!(path("enum Family", "Family"), "agentrl/ch04_gym/enum.Family.html");
+        assert_eq!(path("const HELDOUT_FROM: usize", "HELDOUT_FROM"), "agentrl/ch04_gym/constant.HELDOUT_FROM.html");
+        assert_eq!(path("type Hook", "Hook"), "agentrl/ch04_gym/type.Hook.html");
+        assert_eq!(path("mod inner", "inner"), "agentrl/ch04_gym/inner/index.html");
     }
 }
