@@ -15,7 +15,14 @@ use tch::Kind;
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 /// Size of every figure, in SVG pixels (the book's text column is about 750 px wide).
-const SIZE: (u32, u32) = (720, 400);
+const SIZE: (u32, u32) = (720, 440);
+/// Text sizes, in plotters' units (an SVG font-size of 0.75 times these, shown at about 1.04
+/// times in the book's 750 px column): tick labels, axis titles, legends and panel captions
+/// all come out at 14 px or more, as the body text around the figure is 16 px.
+const TICK: u32 = 19;
+const AXIS: u32 = 20;
+const LEGEND: u32 = 19;
+const CAPTION: u32 = 21;
 const FONT: &str = "sans-serif";
 
 fn main() -> Result<()> {
@@ -67,7 +74,7 @@ fn chart_on<'a, 'b, X: plotters::coord::ranged1d::AsRangedCoord, Y: plotters::co
     x: X,
     y: Y,
 ) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>> {
-    Ok(ChartBuilder::on(root).margin(14).x_label_area_size(44).y_label_area_size(y_label_area).build_cartesian_2d(x, y)?)
+    Ok(ChartBuilder::on(root).margin(14).x_label_area_size(56).y_label_area_size(y_label_area + 14).build_cartesian_2d(x, y)?)
 }
 
 /// A legend entry: a short line in `style`.
@@ -134,8 +141,8 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
         .y_labels(8)
         .x_labels(7)
         .light_line_style(WHITE.mix(0.0))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
 
     for (gamma, color) in gammas {
@@ -172,7 +179,7 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
         .label("bound γ^k · max |V*| (dashed)")
         .legend(legend_dashed(grey.into()));
     // middle right: the dashed bounds run along the top edge, where the text reads them
-    draw_legend(&mut chart, SeriesLabelPosition::MiddleRight, 14)?;
+    draw_legend(&mut chart, SeriesLabelPosition::MiddleRight, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -188,11 +195,11 @@ fn sampling_distributions(path: &Path) -> Result<()> {
     let palette = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x75, 0x70, 0xb3), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0xe7, 0x29, 0x8a)];
     let panels: [(&str, Vec<(String, Vec<f64>)>); 2] = [
         (
-            "(a) temperature T, top_p = 1",
-            [0.5, 1.0, 2.0].iter().map(|&t| Ok((format!("T = {t}"), probs(t, 1.0)?))).collect::<Result<_>>()?,
+            "(a) temperature κ, top_p = 1",
+            [0.5, 1.0, 2.0].iter().map(|&t| Ok((format!("κ = {t}"), probs(t, 1.0)?))).collect::<Result<_>>()?,
         ),
         (
-            "(b) top_p, T = 1",
+            "(b) top_p, κ = 1",
             [1.0, 0.9, 0.8, 0.5].iter().map(|&p| Ok((format!("top_p = {p}"), probs(1.0, p)?))).collect::<Result<_>>()?,
         ),
     ];
@@ -202,9 +209,9 @@ fn sampling_distributions(path: &Path) -> Result<()> {
     for ((title, series), area) in panels.iter().zip(areas.iter()) {
         let mut chart = ChartBuilder::on(area)
             .margin(12)
-            .caption(*title, (FONT, 16))
-            .x_label_area_size(40)
-            .y_label_area_size(52)
+            .caption(*title, (FONT, CAPTION))
+            .x_label_area_size(52)
+            .y_label_area_size(64)
             .build_cartesian_2d(-0.5f64..5.5f64, 0f64..1.0f64)?;
         chart
             .configure_mesh()
@@ -212,10 +219,10 @@ fn sampling_distributions(path: &Path) -> Result<()> {
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.1}"))
-            .x_desc("token y (logits 2, 1.5, 0.5, 0, -1, -2)")
+            .x_desc("token y (logits 2, 1.5, 0.5, 0, −1, −2)")
             .y_desc("sampling probability μ(y)")
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 14))
+            .label_style((FONT, TICK))
+            .axis_desc_style((FONT, AXIS))
             .light_line_style(BLACK.mix(0.06))
             .draw()?;
         let n = series.len() as f64;
@@ -231,7 +238,7 @@ fn sampling_distributions(path: &Path) -> Result<()> {
                 .label(label.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
         }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, LEGEND)?;
     }
     root.present()?;
     Ok(())
@@ -258,7 +265,7 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         .x_desc("REINFORCE step (32 episodes each)")
         .y_desc("pass rate of the step's batch")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .label_style((FONT, 14))
+        .label_style((FONT, TICK))
         .draw()?;
     let colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0x75, 0x70, 0xb3)];
     for (seed, (curve, color)) in curves.iter().zip(colors).enumerate() {
@@ -273,7 +280,7 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))?
         .label("mean of 3 seeds")
         .legend(legend_line(BLACK.stroke_width(3)));
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -406,8 +413,8 @@ fn gradient_noise(path: &Path) -> Result<()> {
         })
         .x_label_formatter(&|x| format!("{x:.0}"))
         .x_desc("per-group gradient noise relative to the plain return (± bootstrap s.d.)")
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .light_line_style(BLACK.mix(0.06))
         .draw()?;
     let blue = RGBColor(0x75, 0x70, 0xb3);
@@ -419,6 +426,14 @@ fn gradient_noise(path: &Path) -> Result<()> {
         chart.draw_series(std::iter::once(PathElement::new(vec![(value - sd, y), (value + sd, y)], BLACK.stroke_width(2))))?;
     }
     chart.draw_series(std::iter::once(PathElement::new(vec![(1.0, -0.5), (1.0, n - 0.5)], BLACK.mix(0.5))))?;
+    // The colours say which side of the plain return (1, the grey line) a baseline lands on.
+    for (color, label) in [(blue, "less noise than the plain return (< 1)"), (orange, "as much noise or more (≥ 1)")] {
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+            .label(label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -511,8 +526,8 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.2}"))
         .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (i, (label, color, points)) in results.iter().enumerate() {
         let color = *color;
@@ -526,7 +541,7 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         }))?;
         chart.draw_series(points.iter().map(|&(x, m, _)| Circle::new((x + shift, m), 3, color.filled())))?;
     }
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -563,8 +578,8 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.1}"))
         .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (i, name) in names.iter().enumerate() {
         let color = colors[i % colors.len()];
@@ -581,7 +596,8 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
                 let n = per_seed.len() as f64;
                 let mean = per_seed.iter().sum::<f64>() / n;
                 let var = per_seed.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - 3.0) * 0.15;
+                // variants side by side within the window, so their error bars do not overlap
+                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - 3.0) * 0.3;
                 (x, mean, (var / n).sqrt())
             })
             .collect();
@@ -590,11 +606,14 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
             .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x, m)), color.stroke_width(2)))?
             .label(name.as_str())
             .legend(legend_line(color.stroke_width(2)));
-        chart.draw_series(
-            points.iter().map(|&(x, m, se)| PathElement::new(vec![(x, m - se), (x, m + se)], color.stroke_width(1))),
-        )?;
+        // ± one standard error over seeds, with caps; a dot at each window's mean
+        for &(x, m, se) in &points {
+            let bar = [vec![(x, m - se), (x, m + se)], vec![(x - 0.12, m - se), (x + 0.12, m - se)], vec![(x - 0.12, m + se), (x + 0.12, m + se)]];
+            chart.draw_series(bar.into_iter().map(|p| PathElement::new(p, color.stroke_width(1))))?;
+        }
+        chart.draw_series(points.iter().map(|&(x, m, _)| Circle::new((x, m), 3, color.filled())))?;
     }
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -630,8 +649,8 @@ fn context_needed(path: &Path) -> Result<()> {
         .x_label_formatter(&|x| match x.round() as i64 { 3 => "all".to_string(), k => k.to_string() })
         .y_label_formatter(&|y| format!("{y:.1}"))
         .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (label, variant, color) in series {
         let points: Vec<(f64, f64)> = (0..4).map(|x| (x as f64, pass(variant, x))).collect();
@@ -642,7 +661,7 @@ fn context_needed(path: &Path) -> Result<()> {
             .legend(legend_line(color.stroke_width(2)));
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
     }
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -679,8 +698,8 @@ fn reward_hacking(path: &Path) -> Result<()> {
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.1}"))
         .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (label, points, color, dashed) in lines {
         let style = color.stroke_width(2);
@@ -697,7 +716,7 @@ fn reward_hacking(path: &Path) -> Result<()> {
         }
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
     }
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
 }
@@ -728,8 +747,8 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.2}"))
         .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (variant, label, color) in arms {
         for (i, run) in runs.iter().filter(|r| r["variant"] == variant).enumerate() {
@@ -741,7 +760,7 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
             }
         }
     }
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
 }
