@@ -53,6 +53,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch03-sampling.svg", sampling_distributions),
     ("ch06-reinforce.svg", reinforce_curves),
     ("ch07-gradient-noise.svg", gradient_noise),
+    ("ch08-clipped-objective.svg", clipped_objective),
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
     ("ch09-grpo-family.svg", grpo_family_curves),
     ("ch10-entropy.svg", regularizer_entropy),
@@ -434,6 +435,64 @@ fn gradient_noise(path: &Path) -> Result<()> {
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
     }
     draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 8: the clipped objective of one token, L^CLIP = -ppo_policy_loss, against its
+/// ratio rho in [0.4, 1.6], for an advantage of +1 and of -1 (default clip 0.2), beside the
+/// unclipped rho * A; the clip range is shaded.
+fn clipped_objective(path: &Path) -> Result<()> {
+    use tch::Tensor;
+    let rhos: Vec<f64> = (0..=240).map(|k| 0.4 + 1.2 * k as f64 / 240.0).collect();
+    // one token, [B = 1, T = 1], at each ratio: the loss is -L^CLIP of that token
+    let objective = |adv: f64| -> Result<Vec<(f64, f64)>> {
+        let mut points = Vec::with_capacity(rhos.len());
+        for &r in &rhos {
+            let logp = Tensor::from_slice(&[r.ln() as f32]).view([1, 1]); // [1, 1]
+            let (old, mask) = (logp.zeros_like(), logp.ones_like()); // log pi_old = 0: rho = r
+            let advantages = Tensor::from_slice(&[adv as f32]); // [1]
+            let (loss, _) = arl::ppo_policy_loss(&logp, &old, &advantages, &mask, Default::default());
+            points.push((r, -f64::try_from(loss)?));
+        }
+        Ok(points)
+    };
+    let panels = [("(a) advantage A = +1", 1.0), ("(b) advantage A = −1", -1.0)];
+    let (green, grey, shade) = (RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x88, 0x88, 0x88), RGBColor(0xd9, 0x5f, 0x02));
+    let root = canvas(path)?;
+    let areas = root.split_evenly((1, 2));
+    for ((title, adv), area) in panels.iter().zip(areas.iter()) {
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .caption(*title, (FONT, CAPTION))
+            .x_label_area_size(52)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.4f64..1.6f64, -1.7f64..1.7f64)?;
+        chart
+            .configure_mesh()
+            .x_labels(7)
+            .y_labels(7)
+            .x_label_formatter(&|x| format!("{x:.1}"))
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .x_desc("ratio ρ = π_θ / π_old")
+            .y_desc("objective of the token")
+            .label_style((FONT, TICK))
+            .axis_desc_style((FONT, AXIS))
+            .light_line_style(BLACK.mix(0.06))
+            .draw()?;
+        chart.draw_series(std::iter::once(Rectangle::new([(0.8, -1.7), (1.2, 1.7)], shade.mix(0.12).filled())))?;
+        chart
+            .draw_series(DashedLineSeries::new(rhos.iter().map(|&r| (r, r * adv)), 8, 5, grey.stroke_width(2)))?
+            .label("ρ A (unclipped)")
+            .legend(legend_dashed(grey.stroke_width(2)));
+        chart
+            .draw_series(LineSeries::new(objective(*adv)?, green.stroke_width(3)))?
+            .label("L^CLIP (ppo_policy_loss)")
+            .legend(legend_line(green.stroke_width(3)));
+        // the corner the curves leave empty
+        let corner = if *adv > 0.0 { SeriesLabelPosition::LowerRight } else { SeriesLabelPosition::UpperRight };
+        draw_legend(&mut chart, corner, LEGEND)?;
+    }
     root.present()?;
     Ok(())
 }
