@@ -709,7 +709,7 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
         for item in rows {
             let sig = item.signature.as_deref().unwrap().replace('|', "\\|");
             // The page shows the summary as rustdoc does: a `$` is a character, not math.
-            let summary = item.summary.replace('|', "\\|").replace('$', "\\$");
+            let summary = summary_math(&item.summary.replace('|', "\\|").replace('$', "\\$"));
             // Each named row is an anchor (`#arl-NAME`) the chapter's saved block links to,
             // and links back to that block, which carries the same anchor.
             let row = match &item.name {
@@ -727,6 +727,46 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
         }
     }
     Ok(page)
+}
+
+/// Words that doc comments write in ASCII because rustdoc shows no math, and the formula the
+/// library page typesets for each (the renderer turns `$...$` into MathML).
+const SUMMARY_MATH: [(&str, &str); 9] = [
+    ("pi_theta", "\\pi_\\theta"),
+    ("pi_ref", "\\pi_{\\text{ref}}"),
+    ("pi_old", "\\pi_{\\text{old}}"),
+    ("pi", "\\pi"),
+    ("gamma", "\\gamma"),
+    ("lambda", "\\lambda"),
+    ("delta", "\\delta"),
+    ("theta", "\\theta"),
+    ("mu", "\\mu"),
+];
+
+/// `summary` with each whole word of [`SUMMARY_MATH`] outside backticks written as math.
+pub fn summary_math(summary: &str) -> String {
+    let mut out = String::with_capacity(summary.len() + 16);
+    let (mut in_code, mut word) = (false, String::new());
+    let flush = |word: &mut String, out: &mut String| {
+        match SUMMARY_MATH.iter().find(|(w, _)| *w == word.as_str()) {
+            Some((_, tex)) => out.push_str(&format!("${tex}$")),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in summary.chars() {
+        if !in_code && (c.is_ascii_alphanumeric() || c == '_') {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut out);
+        if c == '`' {
+            in_code = !in_code;
+        }
+        out.push(c);
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// Where the rendered book keeps the crate's rustdoc, relative to its pages (`scripts/render.sh`
@@ -1003,5 +1043,13 @@ mod tests {
         assert_eq!(path("const HELDOUT_FROM: usize", "HELDOUT_FROM"), "agentrl/ch04_gym/constant.HELDOUT_FROM.html");
         assert_eq!(path("type Hook", "Hook"), "agentrl/ch04_gym/type.Hook.html");
         assert_eq!(path("mod inner", "inner"), "agentrl/ch04_gym/inner/index.html");
+    }
+
+    #[test]
+    fn ascii_math_in_summaries_is_typeset_outside_code() {
+        assert_eq!(
+            summary_math("KL(pi_theta \\| pi_ref), discount gamma; `pi_old` stays; pilot pi."),
+            "KL($\\pi_\\theta$ \\| $\\pi_{\\text{ref}}$), discount $\\gamma$; `pi_old` stays; pilot $\\pi$."
+        );
     }
 }
