@@ -29,44 +29,40 @@ if [[ "$("$mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]]; then
   cargo install mdbook --version "$MDBOOK_VERSION" --locked --root "$tools" --quiet >&2
 fi
 
-js=$root/book/theme/mermaid.min.js
-if ! echo "$MERMAID_SHA256  $js" | sha256sum --check --status 2>/dev/null; then
-  echo "setup-render: fetching mermaid $MERMAID_VERSION from the npm registry into book/theme/" >&2
+# npm_file SPEC TARBALL INNER SHA256 DEST [LICENSE_INNER LICENSE_DEST]: unless DEST already has
+# the checksum, fetch package SPEC from the npm registry (`npm pack`), check the checksum of
+# the file INNER of its tarball, and move it to DEST (and its licence file beside it).
+npm_file() {
+  local spec=$1 tarball=$2 inner=$3 sha=$4 dest=$5 license=${6:-} license_dest=${7:-}
+  if echo "$sha  $dest" | sha256sum --check --status 2>/dev/null; then
+    return
+  fi
+  echo "setup-render: fetching $spec from the npm registry into ${dest#"$root"/}" >&2
   if ! command -v npm >/dev/null; then
     echo "setup-render: error: npm not found; rendering the book needs Node.js with npm (docs/rendering.md)" >&2
     exit 1
   fi
+  local tmp
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  npm pack "mermaid@$MERMAID_VERSION" --pack-destination "$tmp" --silent >/dev/null
-  tar -xzf "$tmp/mermaid-$MERMAID_VERSION.tgz" -C "$tmp" package/dist/mermaid.min.js
-  if ! echo "$MERMAID_SHA256  $tmp/package/dist/mermaid.min.js" | sha256sum --check --status; then
-    echo "setup-render: error: mermaid.min.js from mermaid@$MERMAID_VERSION has an unexpected checksum" >&2
+  npm pack "$spec" --pack-destination "$tmp" --silent >/dev/null
+  tar -xzf "$tmp/$tarball" -C "$tmp" "package/$inner" ${license:+"package/$license"}
+  if ! echo "$sha  $tmp/package/$inner" | sha256sum --check --status; then
+    echo "setup-render: error: $inner from $spec has an unexpected checksum" >&2
+    rm -rf "$tmp"
     exit 1
   fi
-  mv "$tmp/package/dist/mermaid.min.js" "$js"
-fi
+  mkdir -p "$(dirname "$dest")"
+  [[ -n "$license" ]] && mv "$tmp/package/$license" "$license_dest"
+  mv "$tmp/package/$inner" "$dest"
+  rm -rf "$tmp"
+}
 
-font=$root/book/src/fonts/stix-two-math.woff2
-if ! echo "$STIX_SHA256  $font" | sha256sum --check --status 2>/dev/null; then
-  echo "setup-render: fetching STIX Two Math $STIX_VERSION from the npm registry into book/src/fonts/" >&2
-  if ! command -v npm >/dev/null; then
-    echo "setup-render: error: npm not found; rendering the book needs Node.js with npm (docs/rendering.md)" >&2
-    exit 1
-  fi
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  npm pack "@fontsource/stix-two-math@$STIX_VERSION" --pack-destination "$tmp" --silent >/dev/null
-  tar -xzf "$tmp/fontsource-stix-two-math-$STIX_VERSION.tgz" -C "$tmp" \
-    package/files/stix-two-math-latin-400-normal.woff2 package/LICENSE
-  if ! echo "$STIX_SHA256  $tmp/package/files/stix-two-math-latin-400-normal.woff2" | sha256sum --check --status; then
-    echo "setup-render: error: STIX Two Math from @fontsource/stix-two-math@$STIX_VERSION has an unexpected checksum" >&2
-    exit 1
-  fi
-  mkdir -p "$(dirname "$font")"
-  mv "$tmp/package/LICENSE" "$(dirname "$font")/STIX-Two-Math-OFL.txt"
-  mv "$tmp/package/files/stix-two-math-latin-400-normal.woff2" "$font"
-fi
+npm_file "mermaid@$MERMAID_VERSION" "mermaid-$MERMAID_VERSION.tgz" dist/mermaid.min.js \
+  "$MERMAID_SHA256" "$root/book/theme/mermaid.min.js"
+fonts=$root/book/src/fonts
+npm_file "@fontsource/stix-two-math@$STIX_VERSION" "fontsource-stix-two-math-$STIX_VERSION.tgz" \
+  files/stix-two-math-latin-400-normal.woff2 "$STIX_SHA256" "$fonts/stix-two-math.woff2" \
+  LICENSE "$fonts/STIX-Two-Math-OFL.txt"
 
 # book.toml runs the preprocessor with `cargo run`; building it here shows compile
 # errors up front and makes that a no-op.
