@@ -297,13 +297,16 @@ fn stop_group(child: &mut std::process::Child) -> (usize, Option<u64>) {
 
 /// Kill every live process whose environment holds this run's marker (`MARKER_ENV=nonce`,
 /// which children inherit) -> how many of them were outside process group `pgid`, and the
-/// clock tick the first of those started at. Scans until none is left, since one may fork
-/// while it is being killed. Finds nothing where there is no /proc to read, or for a process
+/// clock tick the first of those started at. Scans until none is left (at most 2 s), since one
+/// may fork while it is being killed, and a killed one lives on until the kernel ends it. Finds nothing where there is no /proc to read, or for a process
 /// that replaced its environment.
 pub(crate) fn stop_marked(nonce: &str, pgid: i32) -> (usize, Option<u64>) {
     let needle = format!("{MARKER_ENV}={nonce}").into_bytes();
     let mut outside = std::collections::BTreeMap::new();
-    for _ in 0..20 {
+    // A killed process is gone only once the kernel has run it to its end, which on a loaded
+    // machine can take a while: keep scanning (and killing) until none is left, for up to 2 s.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
         let found = marked_processes(&needle);
         if found.is_empty() {
             break;

@@ -415,6 +415,7 @@ fn a_process_left_running_is_killed_and_fails_the_chapter() {
             assert!(ps.stdout.is_empty(), "{sleeper} still running: {}", String::from_utf8_lossy(&ps.stdout));
         }
     }
+    // (The checker waits for what it killed to be gone, so none may be found even under load.)
 }
 
 #[test]
