@@ -19,6 +19,10 @@ if (!base || !siteDir || !outDir) {
 fs.mkdirSync(outDir, { recursive: true });
 
 const failures = [];
+// Figures drawn before their text was enlarged, which train TinyAgent and must be redrawn on a
+// machine that reproduces the book's numbers (docs/rendering.md): exempt from the text-size
+// check, which instead fails once one of them no longer needs the exemption.
+const PENDING_REDRAW = ["ch06-reinforce.svg", "ch07-gradient-noise.svg", "ch08-ppo-vs-reinforce.svg"];
 function check(ok, what, detail = "") {
   console.log(`${ok ? "ok  " : "FAIL"} ${what}${detail ? `: ${detail}` : ""}`);
   if (!ok) failures.push(what);
@@ -228,7 +232,12 @@ try {
         if (k) kinds[k] = getComputedStyle(q).borderLeftColor;
       }
       const pager = main.querySelector(".arl-pager");
+      const figures = imgs.filter((i) => i.src.includes("/figures/")).map((i) => ({
+        file: decodeURIComponent(new URL(i.src).pathname.split("/").pop()),
+        scale: i.getBoundingClientRect().width / Math.max(1, i.naturalWidth),
+      }));
       return {
+        figures,
         imgs: imgs.length,
         loaded: imgs.filter((i) => i.complete && i.naturalWidth > 0).length,
         maths: maths.length,
@@ -256,6 +265,17 @@ try {
     check((c.sections < 3 || c.toc === c.sections) && c.pager.length > 0 && c.pager.every((t) => /[A-Za-z]{3}/.test(t)),
       `${name}: a table of its ${c.sections} sections and named previous/next links`, c.pager.join(" | "));
     Object.assign(callColors, c.kinds);
+    // Figure text as shown: the smallest font-size in the SVG times the scale it is drawn at.
+    for (const fig of c.figures) {
+      const svg = fs.readFileSync(path.join(siteDir, "figures", fig.file), "utf8");
+      const sizes = [...svg.matchAll(/font-size="([0-9.]+)"/g)].map((m) => parseFloat(m[1]));
+      const shown = Math.min(...sizes) * fig.scale;
+      if (PENDING_REDRAW.includes(fig.file)) {
+        check(shown < 12, `${fig.file} still awaits its redraw (remove it from PENDING_REDRAW once redrawn)`, `${shown.toFixed(1)} px`);
+      } else {
+        check(shown >= 12, `${fig.file}: its smallest text is at least 12 px as shown`, `${shown.toFixed(1)} px`);
+      }
+    }
     await chapter.evaluate(() => window.scrollTo(0, 0));
     await chapter.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-1280.png`) });
     await chapter.close();
