@@ -154,7 +154,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     let ((out, arrivals, out_closed), (err, _, err_closed)) = (stdout.finish(grace), stderr.finish(grace));
     let (blocks, partial, marker_ends) = split_blocks(&out, &nonce);
     let block_ends = arrival_times(&arrivals, &marker_ends);
-    let ending = if let Some(over) = over_limit.or_else(|| stdout_over) {
+    let ending = if let Some(over) = over_limit.or(stdout_over) {
         Ending::OutputOverLimit { block: over.block, bytes: over.bytes, lines: over.lines }
     } else if let Some((wall, cpu, waited)) = timed_out {
         Ending::TimedOut { limit, wall, cpu, waited }
@@ -193,12 +193,10 @@ const STDERR_KEPT: usize = 1 << 20;
 /// CPU time (user + system, all threads) the process `pid` has used; zero where /proc cannot
 /// say (then only the wall-clock limit applies).
 fn cpu_time(pid: u32) -> Duration {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return Duration::ZERO };
-    // after the command's closing parenthesis, utime and stime are fields 12 and 13 (0-based)
-    let fields: Vec<&str> = stat[stat.rfind(')').map_or(0, |k| k + 1)..].split_whitespace().collect();
+    // after the command's closing parenthesis, utime and stime are fields 11 and 12 (0-based)
+    let fields = stat_fields(pid as i32).unwrap_or_default();
     let ticks = |k: usize| fields.get(k).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Duration::from_millis((ticks(11) + ticks(12)) * 1000 / per_second)
+    ticks_to_duration(ticks(11) + ticks(12))
 }
 
 /// The per-block output limit, watched while stdout is read (block boundaries are the run's

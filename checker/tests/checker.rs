@@ -1069,3 +1069,17 @@ fn a_chapter_just_refreshed_is_cached_even_when_its_new_outputs_move_later_block
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["chapter 01 (book/src/01-basics.md): ok (cached"]);
 }
+
+#[test]
+fn a_program_that_spins_is_stopped_by_its_cpu_time() {
+    let f = Fixture::new("interrupt");
+    let tmpdir = tempfile::tempdir().unwrap();
+    let mut cmd = f.command(&["--time-limit", "2"]);
+    cmd.env("TMPDIR", tmpdir.path());
+    let started = std::time::Instant::now();
+    let (code, out) = f.output(cmd);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(&out, &["book/src/01-interrupt.md:6: killed after using the time limit of 2 s of CPU time while this block was running"]);
+    // Well before the 6 s wall-clock backstop, however loaded the machine (CPU time, not wall).
+    assert!(started.elapsed().as_secs() < 60, "{out}");
+}
