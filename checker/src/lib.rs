@@ -101,9 +101,6 @@ pub fn environment(book: &Path, announce: &mut dyn FnMut(&str)) -> Result<Vec<(S
     Ok(env)
 }
 
-/// Whether the book can be checked here: an error where the libtorch install cannot work
-/// (it is the Linux wheel), a warning where it works but the recorded outputs cannot be
-/// reproduced bit for bit (they come from x86-64 with ATen's AVX2 kernels, DESIGN.md).
 /// The x86 CPU vendor string (`GenuineIntel`, `AuthenticAMD`, ...), from CPUID leaf 0.
 fn cpu_vendor() -> Option<String> {
     #[cfg(target_arch = "x86_64")]
@@ -116,6 +113,10 @@ fn cpu_vendor() -> Option<String> {
     None
 }
 
+/// Whether the book can be checked here: an error where the libtorch install cannot work
+/// (it is the Linux wheel), a warning where it works but the recorded outputs cannot be
+/// reproduced bit for bit (they come from an Intel x86-64 CPU, with ATen's and MKL's AVX2
+/// code paths).
 fn platform_check(os: &str, arch: &str, avx2: bool, vendor: Option<&str>) -> Result<Option<String>, String> {
     if os != "linux" {
         return Err(format!(
