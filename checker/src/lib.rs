@@ -115,8 +115,8 @@ fn cpu_vendor() -> Option<String> {
 
 /// Whether the book can be checked here: an error where the libtorch install cannot work
 /// (it is the Linux wheel), a warning where it works but the recorded outputs cannot be
-/// reproduced bit for bit (they come from an Intel x86-64 CPU, with ATen's and MKL's AVX2
-/// code paths).
+/// reproduced bit for bit (they assume ATen's and MKL's AVX2 code paths, and MKL keeps its
+/// AVX2 path on Intel CPUs only).
 fn platform_check(os: &str, arch: &str, avx2: bool, vendor: Option<&str>) -> Result<Option<String>, String> {
     if os != "linux" {
         return Err(format!(
