@@ -15,6 +15,8 @@ struct Registry {
     /// A signal came: nothing new may start.
     interrupted: bool,
     groups: Vec<Group>,
+    /// The id the next registered group gets (ids are never reused).
+    next_id: u64,
 }
 
 struct Group {
@@ -24,7 +26,7 @@ struct Group {
     nonce: Option<String>,
 }
 
-static STARTED: Mutex<Registry> = Mutex::new(Registry { interrupted: false, groups: Vec::new() });
+static STARTED: Mutex<Registry> = Mutex::new(Registry { interrupted: false, groups: Vec::new(), next_id: 0 });
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
     STARTED.lock().unwrap_or_else(|e| e.into_inner())
@@ -54,7 +56,8 @@ pub fn spawn_tracked(cmd: &mut Command, nonce: Option<&str>) -> std::io::Result<
         return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "the checker was interrupted"));
     }
     let child = cmd.spawn()?;
-    let id = reg.groups.iter().map(|g| g.id + 1).max().unwrap_or(0);
+    let id = reg.next_id;
+    reg.next_id += 1;
     let pgid = child.id() as i32;
     reg.groups.push(Group { id, pgid, nonce: nonce.map(str::to_string) });
     Ok((child, Tracked(id)))
