@@ -84,7 +84,7 @@ pub enum Sources<'a> {
 
 /// The files [`code_hash`] covers, relative to `root`, in hashing order.
 pub fn hashed_files(root: &Path, lab: &str) -> std::io::Result<Vec<String>> {
-    Ok(hash_inputs(root, lab, Sources::OnDisk)?.into_iter().map(|(rel, _)| rel).collect())
+    hash_paths(root, lab, Sources::OnDisk)
 }
 
 /// The `agentrl/src/*.rs` file names in `sources`, unsorted.
@@ -108,8 +108,9 @@ fn module_names(root: &Path, sources: Sources) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
-/// `(path relative to root, bytes)` of each file the hash of lab `lab` covers, in order.
-fn hash_inputs(root: &Path, lab: &str, sources: Sources) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+/// The files the hash of lab `lab` covers, relative to `root`, in hashing order: the
+/// `agentrl/src` modules in scope (from `sources`), then the labs library and the lab.
+fn hash_paths(root: &Path, lab: &str, sources: Sources) -> std::io::Result<Vec<String>> {
     let lab_path = root.join(BIN_DIR).join(format!("{lab}.rs"));
     let last_chapter = match std::fs::read_to_string(&lab_path) {
         Ok(text) => declared_chapter(&text),
@@ -122,26 +123,20 @@ fn hash_inputs(root: &Path, lab: &str, sources: Sources) -> std::io::Result<Vec<
     };
     let mut names: Vec<String> = module_names(root, sources)?.into_iter().filter(|n| in_scope(n)).collect();
     names.sort();
-    let read = |rel: &str| -> std::io::Result<Vec<u8>> {
-        let path = root.join(rel);
-        std::fs::read(&path).map_err(|e| std::io::Error::new(e.kind(), format!("reading {}: {e}", path.display())))
-    };
-    let mut inputs = Vec::new();
-    for name in names {
-        let rel = format!("agentrl/src/{name}");
-        let bytes = match sources {
-            Sources::OnDisk => read(&rel)?,
-            Sources::Tangled(files) => {
-                files.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone().into_bytes()).unwrap_or_default()
-            }
-        };
-        inputs.push((rel, bytes));
+    let mut paths: Vec<String> = names.into_iter().map(|n| format!("agentrl/src/{n}")).collect();
+    paths.push("labs/src/lib.rs".to_string());
+    paths.push(format!("{BIN_DIR}/{lab}.rs"));
+    Ok(paths)
+}
+
+/// The bytes of `rel` (a path from [`hash_paths`]): an `agentrl/src` module from `sources`,
+/// anything else from disk.
+fn hash_input(root: &Path, rel: &str, sources: Sources) -> std::io::Result<Vec<u8>> {
+    if let (Sources::Tangled(files), Some(name)) = (sources, rel.strip_prefix("agentrl/src/")) {
+        return Ok(files.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_bytes().to_vec()).unwrap_or_default());
     }
-    for rel in ["labs/src/lib.rs".to_string(), format!("{BIN_DIR}/{lab}.rs")] {
-        let bytes = read(&rel)?;
-        inputs.push((rel, bytes));
-    }
-    Ok(inputs)
+    let path = root.join(rel);
+    std::fs::read(&path).map_err(|e| std::io::Error::new(e.kind(), format!("reading {}: {e}", path.display())))
 }
 
 /// What of a Rust file can change what it computes: its tokens, without comments, doc
@@ -205,8 +200,8 @@ pub fn code_hash_with(root: &Path, lab: &str, sources: Sources) -> std::io::Resu
         ));
     }
     let mut h = Sha256::new();
-    for (rel, bytes) in hash_inputs(root, lab, sources)? {
-        let text = normalized(&bytes);
+    for rel in hash_paths(root, lab, sources)? {
+        let text = normalized(&hash_input(root, &rel, sources)?);
         h.update(rel.as_bytes());
         h.update(format!("\n{}\n", text.len()).as_bytes());
         h.update(&text);
