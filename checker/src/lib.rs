@@ -12,6 +12,7 @@ pub mod build;
 pub mod compare;
 pub mod interrupt;
 pub mod libtorch;
+pub mod mkl;
 pub mod progress;
 pub mod program;
 pub mod qwen3;
@@ -75,7 +76,8 @@ impl std::fmt::Display for SetupError {
 impl std::error::Error for SetupError {}
 
 /// Everything chapter programs need in their environment, installing what is missing:
-/// `LIBTORCH`, `LD_LIBRARY_PATH`, `AGENTRL_QWEN3_DIR`, and `AGENTRL_LABS_DIR` (the lab
+/// `LIBTORCH`, `LD_LIBRARY_PATH`, `LD_PRELOAD` (on a CPU with AVX2: the library that keeps
+/// MKL on its AVX2 path, [`mkl`]), `AGENTRL_QWEN3_DIR`, and `AGENTRL_LABS_DIR` (the lab
 /// results beside the book `book`, whether or not that folder exists yet).
 pub fn environment(book: &Path, announce: &mut dyn FnMut(&str)) -> Result<Vec<(String, String)>> {
     let avx2 = {
@@ -88,36 +90,28 @@ pub fn environment(book: &Path, announce: &mut dyn FnMut(&str)) -> Result<Vec<(S
             false
         }
     };
-    let vendor = cpu_vendor();
-    let platform = platform_check(std::env::consts::OS, std::env::consts::ARCH, avx2, vendor.as_deref());
+    let platform = platform_check(std::env::consts::OS, std::env::consts::ARCH, avx2);
     if let Some(warning) = platform.map_err(anyhow::Error::msg)? {
         announce(&warning);
     }
     let libtorch = libtorch::locate_or_install(announce)?;
     let mut env = libtorch.env();
+    if avx2 {
+        // MKL takes MKL_CBWR=AVX2 on AMD's CPUs too (mkl.rs); no-op on Intel's
+        let shim = mkl::locate_or_build(&libtorch::cache_dir()?)?;
+        env.push(("LD_PRELOAD".to_string(), shim.display().to_string()));
+    }
     let qwen3 = qwen3::locate_or_install(announce)?;
     env.push((qwen3::ENV_VAR.to_string(), qwen3.display().to_string()));
     env.push((LABS_ENV_VAR.to_string(), labs_dir(book)?.display().to_string()));
     Ok(env)
 }
 
-/// The x86 CPU vendor string (`GenuineIntel`, `AuthenticAMD`, ...), from CPUID leaf 0.
-fn cpu_vendor() -> Option<String> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let leaf = std::arch::x86_64::__cpuid(0); // CPUID exists on every x86-64 CPU
-        let bytes: Vec<u8> = [leaf.ebx, leaf.edx, leaf.ecx].iter().flat_map(|r| r.to_le_bytes()).collect();
-        Some(String::from_utf8_lossy(&bytes).into_owned())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    None
-}
-
 /// Whether the book can be checked here: an error where the libtorch install cannot work
 /// (it is the Linux wheel), a warning where it works but the recorded outputs cannot be
-/// reproduced bit for bit (they assume ATen's and MKL's AVX2 code paths, and MKL keeps its
-/// AVX2 path on Intel CPUs only).
-fn platform_check(os: &str, arch: &str, avx2: bool, vendor: Option<&str>) -> Result<Option<String>, String> {
+/// reproduced bit for bit (they assume ATen's and MKL's AVX2 code paths). The CPU's vendor
+/// needs no check: MKL keeps its AVX2 path on AMD's CPUs too once told to ([`mkl`]).
+fn platform_check(os: &str, arch: &str, avx2: bool) -> Result<Option<String>, String> {
     if os != "linux" {
         return Err(format!(
             "the checker runs on Linux (it installs and links the Linux libtorch wheel); this is \
@@ -126,15 +120,6 @@ fn platform_check(os: &str, arch: &str, avx2: bool, vendor: Option<&str>) -> Res
     }
     let differs = "so chapters that print floating-point values may differ in their last digits";
     Ok(match (arch, avx2) {
-        // MKL honours MKL_CBWR=AVX2 on Intel CPUs only: on an AMD EPYC it gave the same bits
-        // for AVX2, AVX512 and unset, other than an Intel CPU's (a matmul, fused attention),
-        // and the chapters that train amplify those last bits into other numbers.
-        ("x86_64", true) if vendor.is_some_and(|v| v != "GenuineIntel") => Some(format!(
-            "warning: this CPU is {}, not Intel, and MKL keeps the AVX2 code path the book's outputs \
-             assume (MKL_CBWR=AVX2) on Intel CPUs only, so chapters that multiply matrices may print \
-             other last digits, and chapters that train other numbers",
-            vendor.unwrap_or_default()
-        )),
         ("x86_64", true) => None,
         ("x86_64", false) => Some(format!(
             "warning: this CPU has no AVX2; the book's outputs were recorded with ATen's AVX2 kernels, {differs}"
@@ -1040,14 +1025,12 @@ mod tests {
 
     #[test]
     fn platforms_the_book_cannot_be_checked_on_are_named() {
-        assert_eq!(platform_check("linux", "x86_64", true, Some("GenuineIntel")), Ok(None));
-        let warning = platform_check("linux", "x86_64", true, Some("AuthenticAMD")).unwrap().unwrap();
-        assert!(warning.contains("this CPU is AuthenticAMD, not Intel"), "{warning}");
-        let err = platform_check("macos", "aarch64", false, None).unwrap_err();
+        assert_eq!(platform_check("linux", "x86_64", true), Ok(None));
+        let err = platform_check("macos", "aarch64", false).unwrap_err();
         assert!(err.contains("this is macos aarch64"), "{err}");
-        let warning = platform_check("linux", "x86_64", false, Some("GenuineIntel")).unwrap().unwrap();
+        let warning = platform_check("linux", "x86_64", false).unwrap().unwrap();
         assert!(warning.contains("no AVX2"), "{warning}");
-        let warning = platform_check("linux", "aarch64", false, None).unwrap().unwrap();
+        let warning = platform_check("linux", "aarch64", false).unwrap().unwrap();
         assert!(warning.contains("this is aarch64"), "{warning}");
     }
 
