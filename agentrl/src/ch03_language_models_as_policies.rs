@@ -115,7 +115,7 @@ use tch::Device;
 /// How attention is computed: libtorch's fused kernel, or the textbook formula spelled out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attention {
-    /// `scaled_dot_product_attention`: one kernel, no [B, H, T, S] score tensor kept.
+    /// `scaled_dot_product_attention`: one kernel, no [B, H, T, Tk] score tensor kept.
     Fused,
     /// softmax(q k^T / sqrt(Dh)) v with the scores materialized (for comparison).
     Naive,
@@ -161,8 +161,8 @@ impl Default for TinyAgentConfig {
 }
 
 // generated from book/src/03-language-models-as-policies.md, saved block 5
-/// Attention of q [B, H, T, Dh] over k, v [B, H, S, Dh] -> [B, H, T, Dh]. `allowed`
-/// [T, S] or [B, 1, T, S] is true where a query may attend to a key; None = causal, S = T.
+/// Attention of q [B, H, T, Dh] over k, v [B, H, Tk, Dh] -> [B, H, T, Dh]. `allowed`
+/// [T, Tk] or [B, 1, T, Tk] is true where a query may attend to a key; None = causal, Tk = T.
 pub fn attend(
     q: &Tensor,
     k: &Tensor,
@@ -187,7 +187,7 @@ pub fn attend(
                 || Tensor::ones([t, s], (Kind::Float, q.device())).tril(0).to_kind(Kind::Bool);
             let allowed = allowed.map_or_else(causal, |m| m.shallow_clone());
             let dh = *q.size().last().unwrap() as f64;
-            let scores = q.matmul(&k.transpose(-2, -1)) / dh.sqrt(); // [B, H, T, S]
+            let scores = q.matmul(&k.transpose(-2, -1)) / dh.sqrt(); // [B, H, T, Tk]
             let scores = scores.masked_fill(&allowed.logical_not(), f64::NEG_INFINITY);
             scores.softmax(-1, scores.kind()).matmul(v) // [B, H, T, Dh]
         }
@@ -242,7 +242,7 @@ impl TinyBlock {
         let qkv = x.apply(&self.ln1).apply(&self.qkv).split(d, -1); // 3 x [B, T, D]
         let (q, mut k, mut v) = (heads(&qkv[0]), heads(&qkv[1]), heads(&qkv[2])); // [B, H, T, Dh]
         if let Some(cache) = past {
-            k = Tensor::cat(&[&cache.keys, &k], 2); // [B, H, S + T, Dh]
+            k = Tensor::cat(&[&cache.keys, &k], 2); // [B, H, Tk + T, Dh]
             v = Tensor::cat(&[&cache.values, &v], 2);
             (cache.keys, cache.values) = (k.shallow_clone(), v.shallow_clone());
         }
@@ -386,7 +386,7 @@ pub fn sequence_log_probs(model: &TinyAgent, ids: &Tensor) -> Tensor {
 }
 
 // generated from book/src/03-language-models-as-policies.md, saved block 11
-/// Keys and values one layer has cached, each [B, H, S, Dh] (S slots so far).
+/// Keys and values one layer has cached, each [B, H, Tk, Dh] (Tk slots so far).
 #[derive(Debug)]
 pub struct LayerKv {
     pub keys: Tensor,
@@ -394,8 +394,8 @@ pub struct LayerKv {
 }
 
 // generated from book/src/03-language-models-as-policies.md, saved block 11
-/// Decoding state of a batch: each layer's cached keys/values over S slots, which slots hold
-/// real tokens (`valid` [B, S], false = padding), and how many tokens each row has seen.
+/// Decoding state of a batch: each layer's cached keys/values over Tk slots, which slots hold
+/// real tokens (`valid` [B, Tk], false = padding), and how many tokens each row has seen.
 #[derive(Debug)]
 pub struct KvCache {
     pub layers: Vec<LayerKv>,
@@ -466,13 +466,13 @@ impl TinyAgent {
         let itself = Tensor::eye(t as i64, (Kind::Bool, dev)); // [T, T]
         let to_new = causal.logical_and(&real.unsqueeze(1)).logical_or(&itself); // [B, T, T]
         let s = cache.valid.size()[1];
-        let to_old = cache.valid.unsqueeze(1).expand([b as i64, t as i64, s], false); // [B, T, S]
-        let allowed = Tensor::cat(&[to_old, to_new], 2).unsqueeze(1); // [B, 1, T, S + T]
+        let to_old = cache.valid.unsqueeze(1).expand([b as i64, t as i64, s], false); // [B, T, Tk]
+        let allowed = Tensor::cat(&[to_old, to_new], 2).unsqueeze(1); // [B, 1, T, Tk + T]
         let mut x = ids.apply(&self.tok_emb) + pos.apply(&self.pos_emb); // [B, T, D]
         for (block, kv) in self.blocks.iter().zip(&mut cache.layers) {
             x = block.forward(&x, Some(&allowed), Some(kv));
         }
-        cache.valid = Tensor::cat(&[&cache.valid, &real], 1); // [B, S + T]
+        cache.valid = Tensor::cat(&[&cache.valid, &real], 1); // [B, Tk + T]
         let last: Vec<i64> = new.iter().map(|row| row.len() as i64 - 1).collect();
         let last = Tensor::from_slice(&last).to_device(dev).view([b as i64, 1, 1]);
         let x_last = x.gather(1, &last.expand([b as i64, 1, self.cfg.d_model], false), false);
