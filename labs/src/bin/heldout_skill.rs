@@ -1,7 +1,7 @@
 //! Issue 28 prototype: a generated BugFix gym (one bug per task, decoys from other families)
 //! and whether GRPO from a cloned base learns a repair skill that holds on held-out tasks.
 //!
-//!     scripts/lab.sh heldout_skill [SEEDS] [STEPS]      (default 3 seeds, 300 steps)
+//!     scripts/lab.sh heldout_skill [SEEDS] [STEPS]      (default 3 seeds, 600 steps)
 //!
 //! Uses chapters up to 09.
 
@@ -365,7 +365,7 @@ fn main() -> std::io::Result<()> {
     tch::set_num_threads(1);
     let args: Vec<String> = std::env::args().collect();
     let seeds: u64 = args.get(1).map_or(3, |s| s.parse().expect("SEEDS: a number"));
-    let steps: usize = args.get(2).map_or(300, |s| s.parse().expect("STEPS: a number"));
+    let steps: usize = args.get(2).map_or(600, |s| s.parse().expect("STEPS: a number"));
     let decoy_rate = 0.8;
     let train = generate_tasks(GenSplit::Train, 0, 1000, decoy_rate);
     let heldout = generate_tasks(GenSplit::Heldout, 0, 200, decoy_rate);
