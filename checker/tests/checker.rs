@@ -750,6 +750,18 @@ fn chapters_get_the_qwen3_tokenizer_files_and_crates() {
     assert_contains(&text, &["export LIBTORCH=", "export AGENTRL_QWEN3_DIR=", "export AGENTRL_LABS_DIR="]);
 }
 
+// ---- MKL's AVX2 path on every vendor's CPU ----
+
+/// A chapter program runs MKL's AVX2 branch (`MKL_CBWR=AVX2`), on AMD's CPUs as on Intel's:
+/// without the preloaded library (`checker/src/mkl.rs`) an AMD CPU reports branch 2 (AUTO).
+#[test]
+fn chapter_programs_run_mkls_avx2_branch() {
+    let f = Fixture::new("mkl");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 01 (book/src/01-mkl.md): ok"]);
+}
+
 // ---- labs: chapters read committed lab results ----
 
 #[test]
