@@ -237,6 +237,86 @@ fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> Opti
     Some(Task { id, family, variant: template, fn_name: f, prompt, buggy, fixed, public_tests, hidden_tests })
 }
 
+/// One generated task with `bugs` (2 or more) bugs from distinct families, reproducible from
+/// (split, seed, id, bugs); None when the draw is rejected. -> (task, its bug families).
+fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, bugs: usize) -> Option<(Task, Vec<Family>)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed + 1000 * bugs as u64); // other streams than one-bug tasks
+    rng.set_stream(id as u64 * 2 + (split == GenSplit::Heldout) as u64);
+    let mut families = Family::ALL.to_vec();
+    families.shuffle(&mut rng);
+    families.truncate(bugs);
+    let templates: Vec<usize> = families
+        .iter()
+        .map(|_| match split {
+            GenSplit::Train => rng.gen_range(0..TEMPLATES - 1),
+            GenSplit::Heldout => rng.gen_range(0..TEMPLATES),
+        })
+        .collect();
+    let mut nm = Namer { used: vec![], rng: &mut rng };
+    let (f, l, k) = (nm.pick(&FN_NAMES), nm.pick(&LIST_NAMES), nm.pick(&INT_NAMES));
+    let cores: Vec<Block> = families.iter().zip(&templates).map(|(&fam, &t)| block(fam, t, &l, &k, &mut nm)).collect();
+    let decoy = if nm.rng.gen_bool(decoy_rate) {
+        let others: Vec<Family> = Family::ALL.into_iter().filter(|g| !families.contains(g)).collect();
+        let g = *others.choose(nm.rng)?;
+        let t = nm.rng.gen_range(0..TEMPLATES);
+        Some(block(g, t, &l, &k, &mut nm))
+    } else {
+        None
+    };
+    // every bug's op must leave every other block as it is, so each op fixes exactly its bug
+    for (b, &fam) in families.iter().enumerate() {
+        let others = cores.iter().enumerate().filter(|(c, _)| *c != b).map(|(_, blk)| blk).chain(decoy.as_ref());
+        for blk in others {
+            let text = blk.lines.join("\n");
+            if fam.op().apply(&text, &[]) != text {
+                return None;
+            }
+        }
+    }
+    let mut blocks: Vec<(Vec<String>, Vec<String>, String)> = families
+        .iter()
+        .zip(&cores)
+        .map(|(&fam, core)| (break_block(fam, &core.lines, nm.rng), core.lines.clone(), core.var.clone()))
+        .collect();
+    if let Some(d) = &decoy {
+        blocks.push((d.lines.clone(), d.lines.clone(), d.var.clone()));
+    }
+    blocks.shuffle(nm.rng);
+    let signs: Vec<&str> = (1..blocks.len()).map(|_| ["+", "-"][nm.rng.gen_range(0..2)]).collect();
+    let assemble = |buggy: bool| -> String {
+        let mut body: Vec<String> = vec![];
+        for (broken, correct, _) in &blocks {
+            body.extend(if buggy { broken.iter() } else { correct.iter() }.cloned());
+        }
+        let mut ret = blocks[0].2.clone();
+        for ((_, _, var), sign) in blocks[1..].iter().zip(&signs) {
+            ret = format!("{ret} {sign} {var}");
+        }
+        body.push(ret);
+        let body: Vec<String> = body.iter().map(|line| format!("    {line}")).collect();
+        format!("fn {f}({l}, {k}) {{\n{}\n}}", body.join("\n"))
+    };
+    let (buggy, fixed) = (assemble(true), assemble(false));
+    let repaired = families.iter().fold(buggy.clone(), |src, fam| fam.op().apply(&src, &[]));
+    if buggy == fixed || repaired != fixed {
+        return None;
+    }
+    let (public_tests, hidden_tests) = draw_generic_tests(&buggy, &fixed, &f, &mut rng)?;
+    // each bug alone fails a hidden test: every other op applied still leaves a failure
+    for skip in 0..families.len() {
+        let partial = (families.iter().enumerate())
+            .filter(|(b, _)| *b != skip)
+            .fold(buggy.clone(), |src, (_, fam)| fam.op().apply(&src, &[]));
+        if arl::run_tests(&partial, &hidden_tests, &f).iter().all(|r| r.0) {
+            return None;
+        }
+    }
+    let prompt = arl::task_prompt(&f, &[l, k]);
+    let (family, variant) = (families[0], templates[0]);
+    let task = Task { id, family, variant, fn_name: f, prompt, buggy, fixed, public_tests, hidden_tests };
+    Some((task, families))
+}
+
 /// Tests for a (list, int) function: 3 public and 8 hidden, each set with an input the buggy
 /// source fails; None when fewer than two inputs tell the sources apart.
 fn draw_generic_tests(
@@ -280,14 +360,28 @@ fn generate_tasks(split: GenSplit, seed: u64, n: usize, decoy_rate: f64) -> Vec<
     (0..).filter_map(|id| generate_task(split, seed, id, decoy_rate)).take(n).collect()
 }
 
+/// The first `n` accepted tasks with `bugs` bugs each -> (tasks, each task's bug families).
+fn generate_multi_tasks(split: GenSplit, seed: u64, n: usize, decoy_rate: f64, bugs: usize) -> (Vec<Task>, Vec<Vec<Family>>) {
+    (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).unzip()
+}
+
 // ---------------------------------------------------------------- policies and statistics
 
 /// The true oracle: reads, applies the task family's op, tests, submits.
 fn oracle(op: EditOp) -> impl FnMut(&str) -> String {
+    oracle_of(vec![op])
+}
+
+/// The true oracle of a task with several bugs: reads, applies each bug's op, tests, submits.
+fn oracle_of(ops: Vec<EditOp>) -> impl FnMut(&str) -> String {
+    let mut next = 0;
     move |obs: &str| {
         let call = |t: &str| format!("<call> {t} </call>");
         match obs.split_whitespace().next().unwrap_or("") {
-            "fn" => call(&format!("edit {op}")),
+            "fn" | "edited" if next < ops.len() => {
+                next += 1;
+                call(&format!("edit {}", ops[next - 1]))
+            }
             "edited" => call("test"),
             "pass" | "fail" => call("submit"),
             _ => call("read"),
@@ -369,11 +463,22 @@ fn main() -> std::io::Result<()> {
     let decoy_rate = 0.8;
     let train = generate_tasks(GenSplit::Train, 0, 1000, decoy_rate);
     let heldout = generate_tasks(GenSplit::Heldout, 0, 200, decoy_rate);
+    // held-out tasks with 2 and 3 bugs, for their floors and the one-bug agents
+    let multi: Vec<(usize, Vec<Task>, Vec<Vec<Family>>)> = [2, 3]
+        .into_iter()
+        .map(|bugs| {
+            let (tasks, fams) = generate_multi_tasks(GenSplit::Heldout, 0, 100, decoy_rate, bugs);
+            (bugs, tasks, fams)
+        })
+        .collect();
     let distinct: std::collections::HashSet<&str> = train.iter().map(|t| t.buggy.as_str()).collect();
     let overlap = heldout.iter().filter(|t| distinct.contains(t.buggy.as_str())).count();
     println!("train {} tasks ({} distinct sources), held-out {} ({} also in train)", train.len(), distinct.len(), heldout.len(), overlap);
     for t in heldout.iter().take(3) {
         println!("--- {} (template {}):\n{}", t.family, t.variant, t.buggy);
+    }
+    for (bugs, tasks, _) in &multi {
+        println!("--- {bugs} bugs ({}):\n{}", tasks[0].family, tasks[0].buggy);
     }
     let all: Vec<Task> = train.iter().chain(&heldout).cloned().collect();
     let tok = arl::build_tokenizer(&all);
@@ -398,6 +503,24 @@ fn main() -> std::io::Result<()> {
         println!("floor {name:<17} held-out {m:.3} [{lo:.3}, {hi:.3}]");
         floors.insert(name.to_string(), json!({"pass_rate": m, "ci95": [lo, hi]}));
     }
+    let mut multi_json = serde_json::Map::new();
+    for (bugs, tasks, fams) in &multi {
+        let mcfg = arl::RLConfig { max_edits: *bugs, max_turns: 6 + bugs, ..cfg.clone() };
+        let mut row = serde_json::Map::new();
+        let idx = |t: &Task| tasks.iter().position(|u| u.id == t.id).unwrap();
+        let oracle_p = scripted_pass(tasks, &mcfg, 2, &mut |t, _| {
+            Box::new(oracle_of(fams[idx(t)].iter().map(|f| f.op()).collect()))
+        });
+        let random_p = scripted_pass(tasks, &mcfg, 4, &mut |_, s| arl::scripted_policy(arl::PolicyKind::Blind, s));
+        let spotter_p = scripted_pass(tasks, &mcfg, 2, &mut |_, s| arl::scripted_policy(arl::PolicyKind::Oracle, s));
+        for (name, p) in [("oracle", oracle_p), ("random_repair", random_p), ("keyword_spotter", spotter_p)] {
+            let (m, lo, hi) = bootstrap(&[p], &mut brng);
+            println!("floor {bugs} bugs, {name:<15} held-out {m:.3} [{lo:.3}, {hi:.3}]");
+            row.insert(name.to_string(), json!({"pass_rate": m, "ci95": [lo, hi]}));
+        }
+        multi_json.insert(format!("bugs_{bugs}"), json!({"tasks": tasks.len(), "floors": row}));
+    }
+    let mut per_seed_multi: Vec<Vec<Vec<f64>>> = vec![vec![]; multi.len()];
     let mut per_seed_before = vec![];
     let mut per_seed_after = vec![];
     let mut per_seed_train = vec![];
@@ -442,6 +565,12 @@ fn main() -> std::io::Result<()> {
         let history = arl::train_rl(&model, &train, &tok, &run_cfg, steps, arl::TrainOptions::default());
         show(&model, "after");
         let after = model_pass(&model, &heldout, &tok, 4, 200 + seed);
+        for (m, (bugs, tasks, _)) in multi.iter().enumerate() {
+            let mcfg = arl::RLConfig { max_edits: *bugs, max_turns: 6 + bugs, anonymize: false, group_size: 2, ..Default::default() };
+            let mut rng = ChaCha8Rng::seed_from_u64(400 + seed);
+            let trajs = arl::sample_groups(&model, &arl::make_env, tasks, &tok, &mcfg, &mut rng);
+            per_seed_multi[m].push(trajs.chunks(2).map(|g| g.iter().filter(|t| t.reward > 0.0).count() as f64 / 2.0).collect());
+        }
         let train_after = model_pass(&model, &train[..200], &tok, 2, 300 + seed);
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let curve: Vec<String> = history.chunks(10).map(|c| format!("{:.2}", c.iter().map(|r| r.sampled.pass_rate).sum::<f64>() / c.len() as f64)).collect();
@@ -483,7 +612,13 @@ fn main() -> std::io::Result<()> {
         format!("{f} {m:.2}")
     }).collect();
     println!("  held-out after, per family: {}", per_family.join(", "));
+    for (m, (bugs, _, _)) in multi.iter().enumerate() {
+        let (am, alo3, ahi3) = bootstrap(&per_seed_multi[m], &mut brng);
+        println!("  held-out, {bugs} bugs, the one-bug agents ({bugs} edits allowed): {am:.3} [{alo3:.3}, {ahi3:.3}]");
+        multi_json[&format!("bugs_{bugs}")]["one_bug_agents"] = json!({"pass_rate": am, "ci95": [alo3, ahi3]});
+    }
     let results = json!({
+        "multi_bug": multi_json,
         "subsets": subsets,
         "train_tasks": train.len(), "heldout_tasks": heldout.len(), "seeds": seeds, "steps": steps,
         "decoy_rate": decoy_rate, "vocabulary": tok.vocab_size(),
