@@ -17,8 +17,10 @@ const LAB: &str = "heldout_skill";
 // ---------------------------------------------------------------- the generator
 
 /// Names a generated function draws from; each task takes distinct ones.
-const FN_NAMES: [&str; 12] =
-    ["calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate", "sift"];
+const FN_NAMES: [&str; 12] = [
+    "calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate",
+    "sift",
+];
 const LIST_NAMES: [&str; 6] = ["xs", "ys", "vals", "items", "nums", "data"];
 const INT_NAMES: [&str; 6] = ["k", "t", "m", "lim", "cap", "bar"];
 const ELEM_NAMES: [&str; 4] = ["x", "v", "e", "y"];
@@ -47,8 +49,14 @@ struct Namer<'a> {
 
 impl Namer<'_> {
     fn pick(&mut self, pool: &[&str]) -> String {
-        let free: Vec<&&str> = pool.iter().filter(|n| !self.used.iter().any(|u| u == **n)).collect();
-        let name = free.choose(self.rng).expect("name pool exhausted").to_string();
+        let free: Vec<&&str> = pool
+            .iter()
+            .filter(|n| !self.used.iter().any(|u| u == **n))
+            .collect();
+        let name = free
+            .choose(self.rng)
+            .expect("name pool exhausted")
+            .to_string();
         self.used.push(name.clone());
         name
     }
@@ -60,45 +68,115 @@ struct Block {
     var: String,
 }
 
-/// Template `t` of `family`, correct, over list `l` and integer `k`.
+/// Template `t` of `family`, correct, over list `l` and integer `k`; `x` names its loop
+/// variable (drawn first, for every family, so the draws stay in one order).
 fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     let x = nm.pick(&ELEM_NAMES);
-    let (lines, var): (Vec<String>, String) = match (family, t) {
-        (Family::Minmax, 0) => {
+    let (lines, var) = match family {
+        Family::Minmax => minmax_block(t, l, k, &x, nm),
+        Family::OffByOne => off_by_one_block(t, l, k, &x, nm),
+        Family::Strictness => strictness_block(t, l, k, &x, nm),
+        Family::ZeroDivision => zero_division_block(t, l, k, &x, nm),
+        Family::Accumulator => accumulator_block(t, l, k, &x, nm),
+    };
+    Block { lines, var }
+}
+
+/// The minmax templates: running minimum or maximum, a sum of positive parts, a clamp -> (lines, defined variable).
+fn minmax_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> (Vec<String>, String) {
+    match t {
+        0 => {
             let v = nm.pick(&LOW_NAMES);
-            (vec![format!("let {v} = 99;"), format!("for {x} in {l} {{ {v} = min({v}, {x}); }}")], v)
+            (
+                vec![
+                    format!("let {v} = 99;"),
+                    format!("for {x} in {l} {{ {v} = min({v}, {x}); }}"),
+                ],
+                v,
+            )
         }
-        (Family::Minmax, 1) => {
+        1 => {
             let v = nm.pick(&HIGH_NAMES);
-            (vec![format!("let {v} = -99;"), format!("for {x} in {l} {{ {v} = max({v}, {x}); }}")], v)
+            (
+                vec![
+                    format!("let {v} = -99;"),
+                    format!("for {x} in {l} {{ {v} = max({v}, {x}); }}"),
+                ],
+                v,
+            )
         }
-        (Family::Minmax, 2) => {
+        2 => {
             let v = nm.pick(&SUM_NAMES);
-            (vec![format!("let {v} = 0;"), format!("for {x} in {l} {{ {v} += max({x}, 0); }}")], v)
+            (
+                vec![
+                    format!("let {v} = 0;"),
+                    format!("for {x} in {l} {{ {v} += max({x}, 0); }}"),
+                ],
+                v,
+            )
         }
-        (Family::Minmax, _) => {
+        _ => {
             let v = nm.pick(&CLAMP_NAMES);
             let lo = nm.rng.gen_range(0..=3);
-            (vec![format!("let {v} = min(max({k}, {lo}), {});", lo + 4)], v)
+            (
+                vec![format!("let {v} = min(max({k}, {lo}), {});", lo + 4)],
+                v,
+            )
         }
-        (Family::OffByOne, 0) => {
+    }
+}
+
+/// The off by one templates: an index loop, a count to `k`, doubling `k` times, a loop over neighbours -> (lines, defined variable).
+fn off_by_one_block(t: usize, l: &str, k: &str, _x: &str, nm: &mut Namer) -> (Vec<String>, String) {
+    match t {
+        0 => {
             let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
-            (vec![format!("let {v} = 0;"), format!("for {i} in 0..{l}.len() {{ {v} += {l}[{i}]; }}")], v)
+            (
+                vec![
+                    format!("let {v} = 0;"),
+                    format!("for {i} in 0..{l}.len() {{ {v} += {l}[{i}]; }}"),
+                ],
+                v,
+            )
         }
-        (Family::OffByOne, 1) => {
+        1 => {
             let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
-            (vec![format!("let {v} = 0;"), format!("for {i} in 1..={k} {{ {v} += {i}; }}")], v)
+            (
+                vec![
+                    format!("let {v} = 0;"),
+                    format!("for {i} in 1..={k} {{ {v} += {i}; }}"),
+                ],
+                v,
+            )
         }
-        (Family::OffByOne, 2) => {
+        2 => {
             let (v, i) = (nm.pick(&PROD_NAMES), nm.pick(&INDEX_NAMES));
-            (vec![format!("let {v} = 1;"), format!("for {i} in 1..={k} {{ {v} *= 2; }}")], v)
+            (
+                vec![
+                    format!("let {v} = 1;"),
+                    format!("for {i} in 1..={k} {{ {v} *= 2; }}"),
+                ],
+                v,
+            )
         }
-        (Family::OffByOne, _) => {
+        _ => {
             let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
             let body = format!("{v} += {l}[{i}] - {l}[{i} - 1];");
-            (vec![format!("let {v} = 0;"), format!("for {i} in 1..{l}.len() {{ {body} }}")], v)
+            (
+                vec![
+                    format!("let {v} = 0;"),
+                    format!("for {i} in 1..{l}.len() {{ {body} }}"),
+                ],
+                v,
+            )
         }
-        (Family::Strictness, t) => {
+    }
+}
+
+/// The strictness templates: a counter whose name says its comparison, against four kinds of bound -> (lines, defined variable).
+fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> (Vec<String>, String) {
+    match t {
+        t => {
             let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
             let v = nm.pick(names);
             let bound = match t {
@@ -110,7 +188,19 @@ fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
             let count = format!("for {x} in {l} {{ if {x} {op} {bound} {{ {v} += 1; }} }}");
             (vec![format!("let {v} = 0;"), count], v)
         }
-        (Family::ZeroDivision, 0) => {
+    }
+}
+
+/// The zero division templates: a mean, a quotient, a remainder, a quotient by a count, each guarded -> (lines, defined variable).
+fn zero_division_block(
+    t: usize,
+    l: &str,
+    k: &str,
+    x: &str,
+    nm: &mut Namer,
+) -> (Vec<String>, String) {
+    match t {
+        0 => {
             let (s, v) = (nm.pick(&SUM_NAMES), nm.pick(&MEAN_NAMES));
             let lines = vec![
                 format!("let {s} = 0;"),
@@ -120,16 +210,28 @@ fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
             ];
             (lines, v)
         }
-        (Family::ZeroDivision, 1) => {
+        1 => {
             let v = nm.pick(&MEAN_NAMES);
             let n = nm.rng.gen_range(10..=60);
-            (vec![format!("if {k} == 0 {{ return 0; }}"), format!("let {v} = {n} / {k};")], v)
+            (
+                vec![
+                    format!("if {k} == 0 {{ return 0; }}"),
+                    format!("let {v} = {n} / {k};"),
+                ],
+                v,
+            )
         }
-        (Family::ZeroDivision, 2) => {
+        2 => {
             let v = nm.pick(&MEAN_NAMES);
-            (vec![format!("if {k} == 0 {{ return 0; }}"), format!("let {v} = {l}.len() % {k};")], v)
+            (
+                vec![
+                    format!("if {k} == 0 {{ return 0; }}"),
+                    format!("let {v} = {l}.len() % {k};"),
+                ],
+                v,
+            )
         }
-        (Family::ZeroDivision, _) => {
+        _ => {
             let (c, v) = (nm.pick(&COUNTERS[0].0), nm.pick(&MEAN_NAMES));
             let lines = vec![
                 format!("let {c} = 0;"),
@@ -139,36 +241,61 @@ fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
             ];
             (lines, v)
         }
-        (Family::Accumulator, 0) => {
+    }
+}
+
+/// The accumulator templates: a sum, a product, a counter, a weighted sum, each from its identity -> (lines, defined variable).
+fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> (Vec<String>, String) {
+    match t {
+        0 => {
             let v = nm.pick(&SUM_NAMES);
-            (vec![format!("let {v} = 0;"), format!("for {x} in {l} {{ {v} += {x}; }}")], v)
+            (
+                vec![
+                    format!("let {v} = 0;"),
+                    format!("for {x} in {l} {{ {v} += {x}; }}"),
+                ],
+                v,
+            )
         }
-        (Family::Accumulator, 1) => {
+        1 => {
             let v = nm.pick(&PROD_NAMES);
-            (vec![format!("let {v} = 1;"), format!("for {x} in {l} {{ {v} *= {x}; }}")], v)
+            (
+                vec![
+                    format!("let {v} = 1;"),
+                    format!("for {x} in {l} {{ {v} *= {x}; }}"),
+                ],
+                v,
+            )
         }
-        (Family::Accumulator, 2) => {
+        2 => {
             let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
             let v = nm.pick(names);
             let count = format!("for {x} in {l} {{ if {x} {op} {k} {{ {v} += 1; }} }}");
             (vec![format!("let {v} = 0;"), count], v)
         }
-        (Family::Accumulator, _) => {
+        _ => {
             let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
             let body = format!("for {i} in 0..{l}.len() {{ {v} += {l}[{i}] * {i}; }}");
             (vec![format!("let {v} = 0;"), body], v)
         }
-    };
-    Block { lines, var }
+    }
 }
 
 /// The buggy form of a correct block of `family`.
 fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
     match family {
-        Family::ZeroDivision => fixed.iter().filter(|l| !l.contains("return 0")).cloned().collect(),
+        Family::ZeroDivision => fixed
+            .iter()
+            .filter(|l| !l.contains("return 0"))
+            .cloned()
+            .collect(),
         Family::Accumulator => {
             let init = &fixed[0]; // `let v = 0;` or `let v = 1;`
-            let wrong = if init.ends_with("= 1;") { ["0", "2"][rng.gen_range(0..2)] } else { ["1", "2", "5"][rng.gen_range(0..3)] };
+            let wrong = if init.ends_with("= 1;") {
+                ["0", "2"][rng.gen_range(0..2)]
+            } else {
+                ["1", "2", "5"][rng.gen_range(0..3)]
+            };
             let (head, _) = init.rsplit_once("= ").unwrap();
             let mut out = fixed.to_vec();
             out[0] = format!("{head}= {wrong};");
@@ -180,7 +307,10 @@ fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<St
 
 /// Which tasks: the train split samples templates 0..TEMPLATES-1, held-out the last one too.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum GenSplit { Train, Heldout }
+enum GenSplit {
+    Train,
+    Heldout,
+}
 
 /// One generated task, reproducible from (split, seed, id); None when the draw is rejected.
 fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> Option<Task> {
@@ -191,8 +321,15 @@ fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> Opti
         GenSplit::Train => rng.gen_range(0..TEMPLATES - 1),
         GenSplit::Heldout => rng.gen_range(0..TEMPLATES),
     };
-    let mut nm = Namer { used: vec![], rng: &mut rng };
-    let (f, l, k) = (nm.pick(&FN_NAMES), nm.pick(&LIST_NAMES), nm.pick(&INT_NAMES));
+    let mut nm = Namer {
+        used: vec![],
+        rng: &mut rng,
+    };
+    let (f, l, k) = (
+        nm.pick(&FN_NAMES),
+        nm.pick(&LIST_NAMES),
+        nm.pick(&INT_NAMES),
+    );
     let core = block(family, template, &l, &k, &mut nm);
     let decoy = if nm.rng.gen_bool(decoy_rate) {
         let others: Vec<Family> = Family::ALL.into_iter().filter(|&g| g != family).collect();
@@ -234,12 +371,28 @@ fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> Opti
     }
     let (public_tests, hidden_tests) = draw_generic_tests(&buggy, &fixed, &f, &mut rng)?;
     let prompt = arl::task_prompt(&f, &[l, k]);
-    Some(Task { id, family, variant: template, fn_name: f, prompt, buggy, fixed, public_tests, hidden_tests })
+    Some(Task {
+        id,
+        family,
+        variant: template,
+        fn_name: f,
+        prompt,
+        buggy,
+        fixed,
+        public_tests,
+        hidden_tests,
+    })
 }
 
 /// One generated task with `bugs` (2 or more) bugs from distinct families, reproducible from
 /// (split, seed, id, bugs); None when the draw is rejected. -> (task, its bug families).
-fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, bugs: usize) -> Option<(Task, Vec<Family>)> {
+fn generate_multi_task(
+    split: GenSplit,
+    seed: u64,
+    id: usize,
+    decoy_rate: f64,
+    bugs: usize,
+) -> Option<(Task, Vec<Family>)> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed + 1000 * bugs as u64); // other streams than one-bug tasks
     rng.set_stream(id as u64 * 2 + (split == GenSplit::Heldout) as u64);
     let mut families = Family::ALL.to_vec();
@@ -252,11 +405,25 @@ fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, b
             GenSplit::Heldout => rng.gen_range(0..TEMPLATES),
         })
         .collect();
-    let mut nm = Namer { used: vec![], rng: &mut rng };
-    let (f, l, k) = (nm.pick(&FN_NAMES), nm.pick(&LIST_NAMES), nm.pick(&INT_NAMES));
-    let cores: Vec<Block> = families.iter().zip(&templates).map(|(&fam, &t)| block(fam, t, &l, &k, &mut nm)).collect();
+    let mut nm = Namer {
+        used: vec![],
+        rng: &mut rng,
+    };
+    let (f, l, k) = (
+        nm.pick(&FN_NAMES),
+        nm.pick(&LIST_NAMES),
+        nm.pick(&INT_NAMES),
+    );
+    let cores: Vec<Block> = families
+        .iter()
+        .zip(&templates)
+        .map(|(&fam, &t)| block(fam, t, &l, &k, &mut nm))
+        .collect();
     let decoy = if nm.rng.gen_bool(decoy_rate) {
-        let others: Vec<Family> = Family::ALL.into_iter().filter(|g| !families.contains(g)).collect();
+        let others: Vec<Family> = Family::ALL
+            .into_iter()
+            .filter(|g| !families.contains(g))
+            .collect();
         let g = *others.choose(nm.rng)?;
         let t = nm.rng.gen_range(0..TEMPLATES);
         Some(block(g, t, &l, &k, &mut nm))
@@ -265,7 +432,12 @@ fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, b
     };
     // every bug's op must leave every other block as it is, so each op fixes exactly its bug
     for (b, &fam) in families.iter().enumerate() {
-        let others = cores.iter().enumerate().filter(|(c, _)| *c != b).map(|(_, blk)| blk).chain(decoy.as_ref());
+        let others = cores
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| *c != b)
+            .map(|(_, blk)| blk)
+            .chain(decoy.as_ref());
         for blk in others {
             let text = blk.lines.join("\n");
             if fam.op().apply(&text, &[]) != text {
@@ -276,13 +448,21 @@ fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, b
     let mut blocks: Vec<(Vec<String>, Vec<String>, String)> = families
         .iter()
         .zip(&cores)
-        .map(|(&fam, core)| (break_block(fam, &core.lines, nm.rng), core.lines.clone(), core.var.clone()))
+        .map(|(&fam, core)| {
+            (
+                break_block(fam, &core.lines, nm.rng),
+                core.lines.clone(),
+                core.var.clone(),
+            )
+        })
         .collect();
     if let Some(d) = &decoy {
         blocks.push((d.lines.clone(), d.lines.clone(), d.var.clone()));
     }
     blocks.shuffle(nm.rng);
-    let signs: Vec<&str> = (1..blocks.len()).map(|_| ["+", "-"][nm.rng.gen_range(0..2)]).collect();
+    let signs: Vec<&str> = (1..blocks.len())
+        .map(|_| ["+", "-"][nm.rng.gen_range(0..2)])
+        .collect();
     let assemble = |buggy: bool| -> String {
         let mut body: Vec<String> = vec![];
         for (broken, correct, _) in &blocks {
@@ -297,7 +477,9 @@ fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, b
         format!("fn {f}({l}, {k}) {{\n{}\n}}", body.join("\n"))
     };
     let (buggy, fixed) = (assemble(true), assemble(false));
-    let repaired = families.iter().fold(buggy.clone(), |src, fam| fam.op().apply(&src, &[]));
+    let repaired = families
+        .iter()
+        .fold(buggy.clone(), |src, fam| fam.op().apply(&src, &[]));
     if buggy == fixed || repaired != fixed {
         return None;
     }
@@ -307,13 +489,26 @@ fn generate_multi_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64, b
         let partial = (families.iter().enumerate())
             .filter(|(b, _)| *b != skip)
             .fold(buggy.clone(), |src, (_, fam)| fam.op().apply(&src, &[]));
-        if arl::run_tests(&partial, &hidden_tests, &f).iter().all(|r| r.0) {
+        if arl::run_tests(&partial, &hidden_tests, &f)
+            .iter()
+            .all(|r| r.0)
+        {
             return None;
         }
     }
     let prompt = arl::task_prompt(&f, &[l, k]);
     let (family, variant) = (families[0], templates[0]);
-    let task = Task { id, family, variant, fn_name: f, prompt, buggy, fixed, public_tests, hidden_tests };
+    let task = Task {
+        id,
+        family,
+        variant,
+        fn_name: f,
+        prompt,
+        buggy,
+        fixed,
+        public_tests,
+        hidden_tests,
+    };
     Some((task, families))
 }
 
@@ -327,7 +522,10 @@ fn draw_generic_tests(
 ) -> Option<(Vec<TestCase>, Vec<TestCase>)> {
     let mut inputs: Vec<Vec<Value>> = vec![];
     for _ in 0..400 {
-        let args = vec![Value::List(arl::random_list(rng, 0..=5, -9..=9)), Value::Int(rng.gen_range(0..=9))];
+        let args = vec![
+            Value::List(arl::random_list(rng, 0..=5, -9..=9)),
+            Value::Int(rng.gen_range(0..=9)),
+        ];
         if !inputs.contains(&args) {
             inputs.push(args);
         }
@@ -335,7 +533,13 @@ fn draw_generic_tests(
             break;
         }
     }
-    let probe: Vec<TestCase> = inputs.into_iter().map(|args| TestCase { args, want: Value::Int(0) }).collect();
+    let probe: Vec<TestCase> = inputs
+        .into_iter()
+        .map(|args| TestCase {
+            args,
+            want: Value::Int(0),
+        })
+        .collect();
     let wants = arl::run_tests(fixed, &probe, f);
     let gots = arl::run_tests(buggy, &probe, f);
     let mut pool = vec![];
@@ -357,12 +561,24 @@ fn draw_generic_tests(
 
 /// The first `n` accepted tasks of a split (ids are draw indices; rejected draws are skipped).
 fn generate_tasks(split: GenSplit, seed: u64, n: usize, decoy_rate: f64) -> Vec<Task> {
-    (0..).filter_map(|id| generate_task(split, seed, id, decoy_rate)).take(n).collect()
+    (0..)
+        .filter_map(|id| generate_task(split, seed, id, decoy_rate))
+        .take(n)
+        .collect()
 }
 
 /// The first `n` accepted tasks with `bugs` bugs each -> (tasks, each task's bug families).
-fn generate_multi_tasks(split: GenSplit, seed: u64, n: usize, decoy_rate: f64, bugs: usize) -> (Vec<Task>, Vec<Vec<Family>>) {
-    (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).unzip()
+fn generate_multi_tasks(
+    split: GenSplit,
+    seed: u64,
+    n: usize,
+    decoy_rate: f64,
+    bugs: usize,
+) -> (Vec<Task>, Vec<Vec<Family>>) {
+    (0..)
+        .filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs))
+        .take(n)
+        .unzip()
 }
 
 // ---------------------------------------------------------------- policies and statistics
@@ -448,18 +664,35 @@ fn scripted_pass(
 }
 
 /// Per-task pass rate of the model, `n` sampled episodes per task.
-fn model_pass(model: &arl::TinyAgent, tasks: &[Task], tok: &arl::Tokenizer, n: usize, seed: u64) -> Vec<f64> {
-    let cfg = arl::RLConfig { group_size: n, anonymize: false, ..Default::default() };
+fn model_pass(
+    model: &arl::TinyAgent,
+    tasks: &[Task],
+    tok: &arl::Tokenizer,
+    n: usize,
+    seed: u64,
+) -> Vec<f64> {
+    let cfg = arl::RLConfig {
+        group_size: n,
+        anonymize: false,
+        ..Default::default()
+    };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let trajs = arl::sample_groups(model, &arl::make_env, tasks, tok, &cfg, &mut rng);
-    trajs.chunks(n).map(|g| g.iter().filter(|t| t.reward > 0.0).count() as f64 / n as f64).collect()
+    trajs
+        .chunks(n)
+        .map(|g| g.iter().filter(|t| t.reward > 0.0).count() as f64 / n as f64)
+        .collect()
 }
 
 fn main() -> std::io::Result<()> {
     tch::set_num_threads(1);
     let args: Vec<String> = std::env::args().collect();
-    let seeds: u64 = args.get(1).map_or(3, |s| s.parse().expect("SEEDS: a number"));
-    let steps: usize = args.get(2).map_or(600, |s| s.parse().expect("STEPS: a number"));
+    let seeds: u64 = args
+        .get(1)
+        .map_or(3, |s| s.parse().expect("SEEDS: a number"));
+    let steps: usize = args
+        .get(2)
+        .map_or(600, |s| s.parse().expect("STEPS: a number"));
     let decoy_rate = 0.8;
     let train = generate_tasks(GenSplit::Train, 0, 1000, decoy_rate);
     let heldout = generate_tasks(GenSplit::Heldout, 0, 200, decoy_rate);
@@ -471,9 +704,19 @@ fn main() -> std::io::Result<()> {
             (bugs, tasks, fams)
         })
         .collect();
-    let distinct: std::collections::HashSet<&str> = train.iter().map(|t| t.buggy.as_str()).collect();
-    let overlap = heldout.iter().filter(|t| distinct.contains(t.buggy.as_str())).count();
-    println!("train {} tasks ({} distinct sources), held-out {} ({} also in train)", train.len(), distinct.len(), heldout.len(), overlap);
+    let distinct: std::collections::HashSet<&str> =
+        train.iter().map(|t| t.buggy.as_str()).collect();
+    let overlap = heldout
+        .iter()
+        .filter(|t| distinct.contains(t.buggy.as_str()))
+        .count();
+    println!(
+        "train {} tasks ({} distinct sources), held-out {} ({} also in train)",
+        train.len(),
+        distinct.len(),
+        heldout.len(),
+        overlap
+    );
     for t in heldout.iter().take(3) {
         println!("--- {} (template {}):\n{}", t.family, t.variant, t.buggy);
     }
@@ -483,15 +726,36 @@ fn main() -> std::io::Result<()> {
     let all: Vec<Task> = train.iter().chain(&heldout).cloned().collect();
     let tok = arl::build_tokenizer(&all);
     println!("vocabulary: {} words", tok.vocab_size());
-    let cfg = arl::RLConfig { anonymize: false, ..Default::default() };
+    let cfg = arl::RLConfig {
+        anonymize: false,
+        ..Default::default()
+    };
     let mut brng = ChaCha8Rng::seed_from_u64(7);
     let mut floors = serde_json::Map::new();
-    let kinds: [(&str, Box<dyn Fn(&Task, u64) -> Box<dyn FnMut(&str) -> String>>); 5] = [
-        ("oracle", Box::new(|t: &Task, _| Box::new(oracle(t.family.op())))),
-        ("random_repair", Box::new(|_: &Task, s| arl::scripted_policy(arl::PolicyKind::Blind, s))),
-        ("read_then_random", Box::new(|_: &Task, s| Box::new(read_then_random(s)))),
-        ("keyword_spotter", Box::new(|_: &Task, s| arl::scripted_policy(arl::PolicyKind::Oracle, s))),
-        ("hack", Box::new(|_: &Task, s| arl::scripted_policy(arl::PolicyKind::Hacker, s))),
+    let kinds: [(
+        &str,
+        Box<dyn Fn(&Task, u64) -> Box<dyn FnMut(&str) -> String>>,
+    ); 5] = [
+        (
+            "oracle",
+            Box::new(|t: &Task, _| Box::new(oracle(t.family.op()))),
+        ),
+        (
+            "random_repair",
+            Box::new(|_: &Task, s| arl::scripted_policy(arl::PolicyKind::Blind, s)),
+        ),
+        (
+            "read_then_random",
+            Box::new(|_: &Task, s| Box::new(read_then_random(s))),
+        ),
+        (
+            "keyword_spotter",
+            Box::new(|_: &Task, s| arl::scripted_policy(arl::PolicyKind::Oracle, s)),
+        ),
+        (
+            "hack",
+            Box::new(|_: &Task, s| arl::scripted_policy(arl::PolicyKind::Hacker, s)),
+        ),
     ];
     let mut spotter = vec![];
     for (name, make) in &kinds {
@@ -505,20 +769,35 @@ fn main() -> std::io::Result<()> {
     }
     let mut multi_json = serde_json::Map::new();
     for (bugs, tasks, fams) in &multi {
-        let mcfg = arl::RLConfig { max_edits: *bugs, max_turns: 6 + bugs, ..cfg.clone() };
+        let mcfg = arl::RLConfig {
+            max_edits: *bugs,
+            max_turns: 6 + bugs,
+            ..cfg.clone()
+        };
         let mut row = serde_json::Map::new();
         let idx = |t: &Task| tasks.iter().position(|u| u.id == t.id).unwrap();
         let oracle_p = scripted_pass(tasks, &mcfg, 2, &mut |t, _| {
             Box::new(oracle_of(fams[idx(t)].iter().map(|f| f.op()).collect()))
         });
-        let random_p = scripted_pass(tasks, &mcfg, 4, &mut |_, s| arl::scripted_policy(arl::PolicyKind::Blind, s));
-        let spotter_p = scripted_pass(tasks, &mcfg, 2, &mut |_, s| arl::scripted_policy(arl::PolicyKind::Oracle, s));
-        for (name, p) in [("oracle", oracle_p), ("random_repair", random_p), ("keyword_spotter", spotter_p)] {
+        let random_p = scripted_pass(tasks, &mcfg, 4, &mut |_, s| {
+            arl::scripted_policy(arl::PolicyKind::Blind, s)
+        });
+        let spotter_p = scripted_pass(tasks, &mcfg, 2, &mut |_, s| {
+            arl::scripted_policy(arl::PolicyKind::Oracle, s)
+        });
+        for (name, p) in [
+            ("oracle", oracle_p),
+            ("random_repair", random_p),
+            ("keyword_spotter", spotter_p),
+        ] {
             let (m, lo, hi) = bootstrap(&[p], &mut brng);
             println!("floor {bugs} bugs, {name:<15} held-out {m:.3} [{lo:.3}, {hi:.3}]");
             row.insert(name.to_string(), json!({"pass_rate": m, "ci95": [lo, hi]}));
         }
-        multi_json.insert(format!("bugs_{bugs}"), json!({"tasks": tasks.len(), "floors": row}));
+        multi_json.insert(
+            format!("bugs_{bugs}"),
+            json!({"tasks": tasks.len(), "floors": row}),
+        );
     }
     let mut per_seed_multi: Vec<Vec<Vec<f64>>> = vec![vec![]; multi.len()];
     let mut per_seed_before = vec![];
@@ -527,10 +806,16 @@ fn main() -> std::io::Result<()> {
     for seed in 0..seeds {
         let t0 = std::time::Instant::now();
         let knob = |name: &str, default: f64| -> f64 {
-            std::env::var(name).ok().map_or(default, |v| v.parse().expect("a number"))
+            std::env::var(name)
+                .ok()
+                .map_or(default, |v| v.parse().expect("a number"))
         };
         let clone_steps = knob("CLONE_STEPS", 300.0) as usize;
-        let opts = arl::BaseAgentOptions { seed, steps: clone_steps, ..Default::default() };
+        let opts = arl::BaseAgentOptions {
+            seed,
+            steps: clone_steps,
+            ..Default::default()
+        };
         let mut demos = vec![];
         let mut env = arl::make_env(&cfg);
         let n_rtr = knob("RTR_TASKS", 1000.0) as usize;
@@ -547,33 +832,68 @@ fn main() -> std::io::Result<()> {
                 demos.push(arl::scripted_rollout(&mut p, &mut *env, task, &tok, ro));
             }
             if i < n_random {
-                let mut p = arl::scripted_policy(arl::PolicyKind::Random, seed * 100_000 + i as u64);
+                let mut p =
+                    arl::scripted_policy(arl::PolicyKind::Random, seed * 100_000 + i as u64);
                 demos.push(arl::scripted_rollout(&mut *p, &mut *env, task, &tok, ro));
             }
         }
         let model = arl::behavior_clone(&tok, &demos, &opts);
         let before = model_pass(&model, &heldout, &tok, 4, 100 + seed);
         let show = |m: &arl::TinyAgent, what: &str| {
-            let eo = arl::EvalOptions { n_samples: 2, seed: 5, ..Default::default() };
+            let eo = arl::EvalOptions {
+                n_samples: 2,
+                seed: 5,
+                ..Default::default()
+            };
             let s = arl::evaluate(m, &heldout[..100], &tok, eo, &cfg, &arl::make_env);
             println!("  {what}: pass {:.3} reads {:.2} edits {:.2} first_edit_right {:.3} turns {:.2} len {:.1}",
                 s.pass_rate, s.reads, s.edits, s.first_edit_right, s.turns, s.length);
         };
         show(&model, "base");
         let lr = knob("LR", 1e-3);
-        let run_cfg = arl::RLConfig { seed, lr, ..cfg.clone() };
-        let history = arl::train_rl(&model, &train, &tok, &run_cfg, steps, arl::TrainOptions::default());
+        let run_cfg = arl::RLConfig {
+            seed,
+            lr,
+            ..cfg.clone()
+        };
+        let history = arl::train_rl(
+            &model,
+            &train,
+            &tok,
+            &run_cfg,
+            steps,
+            arl::TrainOptions::default(),
+        );
         show(&model, "after");
         let after = model_pass(&model, &heldout, &tok, 4, 200 + seed);
         for (m, (bugs, tasks, _)) in multi.iter().enumerate() {
-            let mcfg = arl::RLConfig { max_edits: *bugs, max_turns: 6 + bugs, anonymize: false, group_size: 2, ..Default::default() };
+            let mcfg = arl::RLConfig {
+                max_edits: *bugs,
+                max_turns: 6 + bugs,
+                anonymize: false,
+                group_size: 2,
+                ..Default::default()
+            };
             let mut rng = ChaCha8Rng::seed_from_u64(400 + seed);
             let trajs = arl::sample_groups(&model, &arl::make_env, tasks, &tok, &mcfg, &mut rng);
-            per_seed_multi[m].push(trajs.chunks(2).map(|g| g.iter().filter(|t| t.reward > 0.0).count() as f64 / 2.0).collect());
+            per_seed_multi[m].push(
+                trajs
+                    .chunks(2)
+                    .map(|g| g.iter().filter(|t| t.reward > 0.0).count() as f64 / 2.0)
+                    .collect(),
+            );
         }
         let train_after = model_pass(&model, &train[..200], &tok, 2, 300 + seed);
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let curve: Vec<String> = history.chunks(10).map(|c| format!("{:.2}", c.iter().map(|r| r.sampled.pass_rate).sum::<f64>() / c.len() as f64)).collect();
+        let curve: Vec<String> = history
+            .chunks(10)
+            .map(|c| {
+                format!(
+                    "{:.2}",
+                    c.iter().map(|r| r.sampled.pass_rate).sum::<f64>() / c.len() as f64
+                )
+            })
+            .collect();
         println!(
             "seed {seed}: held-out {:.3} -> {:.3}, train {:.3}; sampled pass per 10 steps {}; {:.0} s",
             mean(&before), mean(&after), mean(&train_after), curve.join(" "), t0.elapsed().as_secs_f64()
@@ -592,30 +912,55 @@ fn main() -> std::io::Result<()> {
     let groups: [(&str, Box<dyn Fn(usize) -> bool>); 4] = [
         ("spotter_fails", Box::new(|i: usize| spotter[i] == 0.0)),
         ("spotter_right", Box::new(|i: usize| spotter[i] > 0.0)),
-        ("unseen_template", Box::new(|i: usize| heldout[i].variant == TEMPLATES - 1)),
-        ("seen_templates", Box::new(|i: usize| heldout[i].variant < TEMPLATES - 1)),
+        (
+            "unseen_template",
+            Box::new(|i: usize| heldout[i].variant == TEMPLATES - 1),
+        ),
+        (
+            "seen_templates",
+            Box::new(|i: usize| heldout[i].variant < TEMPLATES - 1),
+        ),
     ];
     for (name, keep) in &groups {
         let pick = |per_seed: &[Vec<f64>]| -> Vec<Vec<f64>> {
-            per_seed.iter().map(|p| (0..p.len()).filter(|&i| keep(i)).map(|i| p[i]).collect()).collect()
+            per_seed
+                .iter()
+                .map(|p| (0..p.len()).filter(|&i| keep(i)).map(|i| p[i]).collect())
+                .collect()
         };
         let n = (0..heldout.len()).filter(|&i| keep(i)).count();
         let (bm, _, _) = bootstrap(&pick(&per_seed_before), &mut brng);
         let (am, alo2, ahi2) = bootstrap(&pick(&per_seed_after), &mut brng);
         println!("  held-out, {name:<16} {n:>4} tasks: base {bm:.3}, after {am:.3} [{alo2:.3}, {ahi2:.3}]");
-        subsets.insert(name.to_string(), json!({"tasks": n, "base": bm, "after": am, "after_ci95": [alo2, ahi2]}));
+        subsets.insert(
+            name.to_string(),
+            json!({"tasks": n, "base": bm, "after": am, "after_ci95": [alo2, ahi2]}),
+        );
     }
-    let per_family: Vec<String> = Family::ALL.iter().map(|&f| {
-        let idx: Vec<usize> = (0..heldout.len()).filter(|&i| heldout[i].family == f).collect();
-        let m = per_seed_after.iter().map(|p| idx.iter().map(|&i| p[i]).sum::<f64>() / idx.len() as f64).sum::<f64>() / per_seed_after.len() as f64;
-        subsets.insert(format!("family_{f}"), json!({"tasks": idx.len(), "after": m}));
-        format!("{f} {m:.2}")
-    }).collect();
+    let per_family: Vec<String> = Family::ALL
+        .iter()
+        .map(|&f| {
+            let idx: Vec<usize> = (0..heldout.len())
+                .filter(|&i| heldout[i].family == f)
+                .collect();
+            let m = per_seed_after
+                .iter()
+                .map(|p| idx.iter().map(|&i| p[i]).sum::<f64>() / idx.len() as f64)
+                .sum::<f64>()
+                / per_seed_after.len() as f64;
+            subsets.insert(
+                format!("family_{f}"),
+                json!({"tasks": idx.len(), "after": m}),
+            );
+            format!("{f} {m:.2}")
+        })
+        .collect();
     println!("  held-out after, per family: {}", per_family.join(", "));
     for (m, (bugs, _, _)) in multi.iter().enumerate() {
         let (am, alo3, ahi3) = bootstrap(&per_seed_multi[m], &mut brng);
         println!("  held-out, {bugs} bugs, the one-bug agents ({bugs} edits allowed): {am:.3} [{alo3:.3}, {ahi3:.3}]");
-        multi_json[&format!("bugs_{bugs}")]["one_bug_agents"] = json!({"pass_rate": am, "ci95": [alo3, ahi3]});
+        multi_json[&format!("bugs_{bugs}")]["one_bug_agents"] =
+            json!({"pass_rate": am, "ci95": [alo3, ahi3]});
     }
     let results = json!({
         "multi_bug": multi_json,
