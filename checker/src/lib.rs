@@ -878,7 +878,7 @@ fn warn_stale_labs(opts: &Options, tangled: &tangle::Tangled, out: &mut dyn Writ
 }
 
 /// Lower-case hex of the SHA-256 of `bytes`.
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
 }
 

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use sha2::{Digest, Sha256};
 
 /// The library's source: MKL (oneMKL 2024.0, statically linked into `libtorch_cpu.so`, which
 /// exports the symbol) asks this function whether the CPU is Intel's.
@@ -25,9 +24,8 @@ pub const SHIM_SYMBOL: &str = "mkl_serv_intel_cpu_true";
 
 /// The path of the compiled library in `dir`, named by a digest of its source.
 pub fn shim_path(dir: &Path) -> PathBuf {
-    let digest = Sha256::digest(SHIM_SOURCE.as_bytes());
-    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("libagentrl-mkl-cpu-{short}.so"))
+    let digest = crate::hex(SHIM_SOURCE.as_bytes());
+    dir.join(format!("libagentrl-mkl-cpu-{}.so", &digest[..12]))
 }
 
 /// The compiled library in `dir`, built with the C compiler (`$CC`, else `cc`: the linker
