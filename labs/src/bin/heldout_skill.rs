@@ -663,14 +663,14 @@ fn scripted_pass(
         .collect()
 }
 
-/// Per-task pass rate of the model, `n` sampled episodes per task.
+/// Per-task pass rate of the model, `n` sampled episodes per task, and what those episodes did.
 fn model_pass(
     model: &arl::TinyAgent,
     tasks: &[Task],
     tok: &arl::Tokenizer,
     n: usize,
     seed: u64,
-) -> Vec<f64> {
+) -> (Vec<f64>, arl::BehaviorStats) {
     let cfg = arl::RLConfig {
         group_size: n,
         anonymize: false,
@@ -678,10 +678,18 @@ fn model_pass(
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let trajs = arl::sample_groups(model, &arl::make_env, tasks, tok, &cfg, &mut rng);
-    trajs
-        .chunks(n)
+    let per_task = (trajs.chunks(n))
         .map(|g| g.iter().filter(|t| t.reward > 0.0).count() as f64 / n as f64)
-        .collect()
+        .collect();
+    (per_task, arl::behavior_stats(&trajs))
+}
+
+/// One line of behavior statistics, e.g. `  base: pass 0.172 reads 0.81 ...`.
+fn show(what: &str, s: &arl::BehaviorStats) {
+    println!(
+        "  {what}: pass {:.3} reads {:.2} edits {:.2} first_edit_right {:.3} turns {:.2} len {:.1}",
+        s.pass_rate, s.reads, s.edits, s.first_edit_right, s.turns, s.length
+    );
 }
 
 fn main() -> std::io::Result<()> {
@@ -838,18 +846,8 @@ fn main() -> std::io::Result<()> {
             }
         }
         let model = arl::behavior_clone(&tok, &demos, &opts);
-        let before = model_pass(&model, &heldout, &tok, 4, 100 + seed);
-        let show = |m: &arl::TinyAgent, what: &str| {
-            let eo = arl::EvalOptions {
-                n_samples: 2,
-                seed: 5,
-                ..Default::default()
-            };
-            let s = arl::evaluate(m, &heldout[..100], &tok, eo, &cfg, &arl::make_env);
-            println!("  {what}: pass {:.3} reads {:.2} edits {:.2} first_edit_right {:.3} turns {:.2} len {:.1}",
-                s.pass_rate, s.reads, s.edits, s.first_edit_right, s.turns, s.length);
-        };
-        show(&model, "base");
+        let (before, before_stats) = model_pass(&model, &heldout, &tok, 4, 100 + seed);
+        show("base", &before_stats);
         let lr = knob("LR", 1e-3);
         let run_cfg = arl::RLConfig {
             seed,
@@ -864,8 +862,8 @@ fn main() -> std::io::Result<()> {
             steps,
             arl::TrainOptions::default(),
         );
-        show(&model, "after");
-        let after = model_pass(&model, &heldout, &tok, 4, 200 + seed);
+        let (after, after_stats) = model_pass(&model, &heldout, &tok, 4, 200 + seed);
+        show("after", &after_stats);
         for (m, (bugs, tasks, _)) in multi.iter().enumerate() {
             let mcfg = arl::RLConfig {
                 max_edits: *bugs,
@@ -883,7 +881,7 @@ fn main() -> std::io::Result<()> {
                     .collect(),
             );
         }
-        let train_after = model_pass(&model, &train[..200], &tok, 2, 300 + seed);
+        let (train_after, _) = model_pass(&model, &train[..200], &tok, 2, 300 + seed);
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let curve: Vec<String> = history
             .chunks(10)
