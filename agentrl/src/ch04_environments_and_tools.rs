@@ -1154,6 +1154,543 @@ pub fn gym_vocabulary() -> Vec<String> {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 33
+use rand::seq::SliceRandom;
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Function names a generated task draws from; each task takes distinct names.
+pub const FN_NAMES: [&str; 12] = [
+    "calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate",
+    "sift",
+];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of the list parameter.
+pub const LIST_NAMES: [&str; 6] = ["xs", "ys", "vals", "items", "nums", "data"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of the integer parameter.
+pub const INT_NAMES: [&str; 6] = ["k", "t", "m", "lim", "cap", "bar"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a loop variable over the list.
+pub const ELEM_NAMES: [&str; 4] = ["x", "v", "e", "y"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a loop index.
+pub const INDEX_NAMES: [&str; 2] = ["i", "j"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a sum.
+pub const SUM_NAMES: [&str; 4] = ["total", "acc", "agg", "tot"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a product.
+pub const PROD_NAMES: [&str; 3] = ["p", "prod", "mul"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a running minimum.
+pub const LOW_NAMES: [&str; 4] = ["lo", "low", "least", "small"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a running maximum.
+pub const HIGH_NAMES: [&str; 4] = ["hi", "high", "most", "big"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a clamped value.
+pub const CLAMP_NAMES: [&str; 3] = ["c", "kept", "clamped"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Names of a quotient.
+pub const MEAN_NAMES: [&str; 3] = ["mean", "avg", "share"];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// A counter's name says which comparison it counts: (names, operator).
+pub const COUNTERS: [(&[&str], &str); 4] = [
+    (&["above", "over", "higher"], ">"),
+    (&["at_least", "reached", "enough"], ">="),
+    (&["below", "under", "lower"], "<"),
+    (&["at_most", "within", "capped"], "<="),
+];
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Templates per family; the held-out split alone samples the last one.
+pub const TEMPLATES: usize = 4;
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+/// Draws a task's names from the pools, never the same name twice in one task.
+pub struct Namer<'a> {
+    pub used: Vec<String>,
+    pub rng: &'a mut ChaCha8Rng,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 33
+impl Namer<'_> {
+    /// A name from pool that this task does not use yet.
+    pub fn pick(&mut self, pool: &[&str]) -> String {
+        let free: Vec<&str> =
+            pool.iter().copied().filter(|n| !self.used.iter().any(|u| u == n)).collect();
+        let name = free.choose(self.rng).expect("name pool exhausted").to_string();
+        self.used.push(name.clone());
+        name
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 34
+/// One block of a generated body, correct: its lines and the variable it defines.
+pub struct Block {
+    pub lines: Vec<String>,
+    pub var: String,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 34
+/// Template `t` of `family`, correct, over list `l` and integer `k`.
+pub fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
+    let x = nm.pick(&ELEM_NAMES); // the loop variable, drawn first for every family
+    match family {
+        Family::Minmax => minmax_block(t, l, k, &x, nm),
+        Family::OffByOne => off_by_one_block(t, l, k, nm),
+        Family::Strictness => strictness_block(t, l, k, &x, nm),
+        Family::ZeroDivision => zero_division_block(t, l, k, &x, nm),
+        Family::Accumulator => accumulator_block(t, l, k, &x, nm),
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 34
+/// minmax: a running minimum, a running maximum, a sum of positive parts, a clamp.
+pub fn minmax_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (var, lines) = match t {
+        0 => {
+            let v = nm.pick(&LOW_NAMES);
+            let update = format!("for {x} in {l} {{ {v} = min({v}, {x}); }}");
+            (v.clone(), vec![format!("let {v} = 99;"), update])
+        }
+        1 => {
+            let v = nm.pick(&HIGH_NAMES);
+            let update = format!("for {x} in {l} {{ {v} = max({v}, {x}); }}");
+            (v.clone(), vec![format!("let {v} = -99;"), update])
+        }
+        2 => {
+            let v = nm.pick(&SUM_NAMES);
+            let update = format!("for {x} in {l} {{ {v} += max({x}, 0); }}");
+            (v.clone(), vec![format!("let {v} = 0;"), update])
+        }
+        _ => {
+            let v = nm.pick(&CLAMP_NAMES);
+            let lo = nm.rng.gen_range(0..=3);
+            (v.clone(), vec![format!("let {v} = min(max({k}, {lo}), {});", lo + 4)])
+        }
+    };
+    Block { lines, var }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 35
+/// off_by_one: an index loop, a count to `k`, doubling `k` times, a loop over neighbours.
+pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
+    let names = if t == 2 { &PROD_NAMES[..] } else { &SUM_NAMES[..] };
+    let (v, i) = (nm.pick(names), nm.pick(&INDEX_NAMES));
+    let (init, range, update) = match t {
+        0 => (0, format!("0..{l}.len()"), format!("{v} += {l}[{i}];")),
+        1 => (0, format!("1..={k}"), format!("{v} += {i};")),
+        2 => (1, format!("1..={k}"), format!("{v} *= 2;")),
+        _ => (0, format!("1..{l}.len()"), format!("{v} += {l}[{i}] - {l}[{i} - 1];")),
+    };
+    let lines = vec![format!("let {v} = {init};"), format!("for {i} in {range} {{ {update} }}")];
+    Block { lines, var: v }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 35
+/// strictness: a counter whose name says its comparison, against four kinds of bound.
+pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
+    let v = nm.pick(names);
+    let bound = match t {
+        0 => k.to_string(),
+        1 => nm.rng.gen_range(0..=3).to_string(),
+        2 => format!("{k} - 2"),
+        _ => format!("{k} + 1"),
+    };
+    let count = format!("for {x} in {l} {{ if {x} {op} {bound} {{ {v} += 1; }} }}");
+    Block { lines: vec![format!("let {v} = 0;"), count], var: v }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 35
+/// zero_division: a mean, a quotient, a remainder, a quotient by a count, each guarded.
+pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (var, lines) = match t {
+        0 => {
+            let (s, v) = (nm.pick(&SUM_NAMES), nm.pick(&MEAN_NAMES));
+            let sum = format!("for {x} in {l} {{ {s} += {x}; }}");
+            let guard = format!("if {l}.len() == 0 {{ return 0; }}");
+            let mean = format!("let {v} = {s} / {l}.len();");
+            (v.clone(), vec![format!("let {s} = 0;"), sum, guard, mean])
+        }
+        1 | 2 => {
+            let v = nm.pick(&MEAN_NAMES);
+            let (top, div) = match t {
+                1 => (nm.rng.gen_range(10..=60).to_string(), "/"),
+                _ => (format!("{l}.len()"), "%"),
+            };
+            let guard = format!("if {k} == 0 {{ return 0; }}");
+            (v.clone(), vec![guard, format!("let {v} = {top} {div} {k};")])
+        }
+        _ => {
+            let (c, v) = (nm.pick(COUNTERS[0].0), nm.pick(&MEAN_NAMES));
+            let count = format!("for {x} in {l} {{ if {x} > 0 {{ {c} += 1; }} }}");
+            let guard = format!("if {c} == 0 {{ return 0; }}");
+            let quotient = format!("let {v} = {k} / {c};");
+            (v.clone(), vec![format!("let {c} = 0;"), count, guard, quotient])
+        }
+    };
+    Block { lines, var }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 36
+/// accumulator: a sum, a product, a counter, a weighted sum, each from its identity.
+pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (var, init, update) = match t {
+        0 => {
+            let v = nm.pick(&SUM_NAMES);
+            (v.clone(), 0, format!("for {x} in {l} {{ {v} += {x}; }}"))
+        }
+        1 => {
+            let v = nm.pick(&PROD_NAMES);
+            (v.clone(), 1, format!("for {x} in {l} {{ {v} *= {x}; }}"))
+        }
+        2 => {
+            let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
+            let v = nm.pick(names);
+            (v.clone(), 0, format!("for {x} in {l} {{ if {x} {op} {k} {{ {v} += 1; }} }}"))
+        }
+        _ => {
+            let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
+            (v.clone(), 0, format!("for {i} in 0..{l}.len() {{ {v} += {l}[{i}] * {i}; }}"))
+        }
+    };
+    Block { lines: vec![format!("let {var} = {init};"), update], var }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 36
+/// The buggy form of a correct block of `family`.
+pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
+    match family {
+        Family::ZeroDivision => fixed.iter().filter(|l| !l.contains("return 0")).cloned().collect(),
+        Family::Accumulator => {
+            let init = &fixed[0]; // `let v = 0;` or `let v = 1;`
+            let wrong = if init.ends_with("= 1;") {
+                ["0", "2"][rng.gen_range(0..2)]
+            } else {
+                ["1", "2", "5"][rng.gen_range(0..3)]
+            };
+            let (head, _) = init.rsplit_once("= ").unwrap();
+            let mut out = fixed.to_vec();
+            out[0] = format!("{head}= {wrong};");
+            out
+        }
+        // the op toggles: applied to the correct block, it writes the bug
+        _ => fixed.iter().map(|l| family.op().apply(l, &[])).collect(),
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 37
+/// Which generated tasks: train draws templates 0..TEMPLATES-1, held-out all TEMPLATES.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GenSplit { Train, Heldout }
+
+// generated from book/src/04-environments-and-tools.md, saved block 37
+/// 3 public and 8 hidden tests of a generated (list, int) function, each set with an input the
+/// buggy source fails; None if the fixed source errors or fewer than two inputs catch the bug.
+pub fn draw_generated_tests(
+    buggy: &str,
+    fixed: &str,
+    fn_name: &str,
+    rng: &mut ChaCha8Rng,
+) -> Option<(Vec<TestCase>, Vec<TestCase>)> {
+    let mut inputs: Vec<Vec<Value>> = vec![];
+    for _ in 0..400 {
+        let list = Value::List(random_list(rng, 0..=5, -9..=9));
+        let args = vec![list, Value::Int(rng.gen_range(0..=9))];
+        if !inputs.contains(&args) {
+            inputs.push(args);
+        }
+        if inputs.len() == 44 {
+            break;
+        }
+    }
+    let probe: Vec<TestCase> =
+        inputs.into_iter().map(|args| TestCase { args, want: Value::Int(0) }).collect();
+    let wants = run_tests(fixed, &probe, fn_name);
+    let gots = run_tests(buggy, &probe, fn_name);
+    let mut pool = vec![]; // (test, whether the buggy source fails it), in draw order
+    for ((mut test, (_, want)), (_, got)) in probe.into_iter().zip(wants).zip(gots) {
+        if matches!(want, Value::Error(_)) {
+            return None; // the fixed source must run on every input
+        }
+        test.want = want;
+        let fails = got != test.want;
+        pool.push((test, fails));
+    }
+    if pool.iter().filter(|(_, fails)| *fails).count() < 2 {
+        return None;
+    }
+    let public = take_tests(&mut pool, 3, fn_name);
+    Some((public, take_tests(&mut pool, 8, fn_name)))
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 38
+/// Generated task `id` of a split, one bug, a decoy with probability `decoy_rate`; None when
+/// the draw is rejected. Reproducible from (split, seed, id).
+pub fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> Option<Task> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(id as u64 * 2 + (split == GenSplit::Heldout) as u64); // disjoint streams
+    let family = Family::ALL[rng.gen_range(0..5)];
+    let templates = if split == GenSplit::Train { TEMPLATES - 1 } else { TEMPLATES };
+    let template = rng.gen_range(0..templates);
+    let mut nm = Namer { used: vec![], rng: &mut rng };
+    let (f, l, k) = (nm.pick(&FN_NAMES), nm.pick(&LIST_NAMES), nm.pick(&INT_NAMES));
+    let core = block(family, template, &l, &k, &mut nm);
+    let mut decoy = None;
+    if nm.rng.gen_bool(decoy_rate) {
+        let others: Vec<Family> = Family::ALL.into_iter().filter(|&g| g != family).collect();
+        let g = *others.choose(nm.rng).unwrap();
+        let t = nm.rng.gen_range(0..TEMPLATES);
+        let d = block(g, t, &l, &k, &mut nm);
+        let text = d.lines.join("\n");
+        if family.op().apply(&text, &[]) != text {
+            return None; // the op would rewrite the decoy too
+        }
+        decoy = Some(d);
+    }
+    let decoy_first = nm.rng.gen_bool(0.5);
+    let combine = ["+", "-"][nm.rng.gen_range(0..2)];
+    let core_buggy = break_block(family, &core.lines, nm.rng);
+    let assemble = |core_lines: &[String]| -> String {
+        let mut body: Vec<String> = core_lines.to_vec();
+        let ret = match &decoy {
+            Some(d) if decoy_first => {
+                body.splice(0..0, d.lines.iter().cloned());
+                format!("{} {combine} {}", core.var, d.var)
+            }
+            Some(d) => {
+                body.extend(d.lines.iter().cloned());
+                format!("{} {combine} {}", core.var, d.var)
+            }
+            None => core.var.clone(),
+        };
+        body.push(ret);
+        let body: Vec<String> = body.iter().map(|line| format!("    {line}")).collect();
+        format!("fn {f}({l}, {k}) {{\n{}\n}}", body.join("\n"))
+    };
+    let (buggy, fixed) = (assemble(&core_buggy), assemble(&core.lines));
+    if buggy == fixed || family.op().apply(&buggy, &[]) != fixed {
+        return None;
+    }
+    let (public_tests, hidden_tests) = draw_generated_tests(&buggy, &fixed, &f, &mut rng)?;
+    let prompt = task_prompt(&f, &[l, k]);
+    let (fn_name, variant) = (f, template);
+    Some(Task { id, family, variant, fn_name, prompt, buggy, fixed, public_tests, hidden_tests })
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 38
+/// The first `n` accepted tasks of a split; ids are draw indices, so rejected ids are skipped.
+pub fn generate_tasks(split: GenSplit, seed: u64, n: usize, decoy_rate: f64) -> Vec<Task> {
+    (0..).filter_map(|id| generate_task(split, seed, id, decoy_rate)).take(n).collect()
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 39
+/// The true oracle of a task whose bugs `ops` fix: read, apply each op, test, submit.
+pub fn oracle_policy(ops: Vec<EditOp>) -> Policy {
+    let mut next = 0; // ops applied so far
+    Box::new(move |obs: &str| {
+        let call = |tool: &str| format!("<call> {tool} </call>");
+        match obs.split_whitespace().next().unwrap_or("") {
+            "fn" | "edited" if next < ops.len() => {
+                next += 1;
+                call(&format!("edit {}", ops[next - 1]))
+            }
+            "edited" => call("test"),
+            "pass" | "fail" => call("submit"),
+            _ => call("read"),
+        }
+    })
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 39
+/// Read, then one of the five repairs at random, then submit: the protocol without the skill.
+pub fn read_then_random(seed: u64) -> Policy {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Box::new(move |obs: &str| {
+        let call = |tool: &str| format!("<call> {tool} </call>");
+        match obs.split_whitespace().next().unwrap_or("") {
+            "fix" => call("read"),
+            "fn" => call(&format!("edit {}", EditOp::ALL[rng.gen_range(0..5)])),
+            _ => call("submit"),
+        }
+    })
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 40
+/// Mean and 95% percentile-bootstrap interval of per-task rates, rows = seeds, columns =
+/// tasks: resample seeds, then tasks, 2000 times -> (mean, low, high).
+pub fn bootstrap_ci(per_task: &[Vec<f64>], rng: &mut ChaCha8Rng) -> (f64, f64, f64) {
+    let (n_seeds, n_tasks) = (per_task.len(), per_task[0].len());
+    let n = (n_seeds * n_tasks) as f64;
+    let mean = per_task.iter().flatten().sum::<f64>() / n;
+    let mut draws: Vec<f64> = (0..2000)
+        .map(|_| {
+            let mut total = 0.0;
+            for _ in 0..n_seeds {
+                let s = rng.gen_range(0..n_seeds);
+                for _ in 0..n_tasks {
+                    total += per_task[s][rng.gen_range(0..n_tasks)];
+                }
+            }
+            total / n
+        })
+        .collect();
+    draws.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (mean, draws[50], draws[1949])
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 40
+/// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
+/// builds the policy of one episode from the task and an episode counter.
+pub fn task_pass_rates(
+    tasks: &[Task],
+    episodes: usize,
+    opts: &BugFixEnvOptions,
+    make: &mut dyn FnMut(&Task, u64) -> Policy,
+) -> Vec<f64> {
+    let mut seed = 0u64;
+    let mut env = BugFixEnv::new(opts.clone());
+    let mut rate = |task: &Task| {
+        let mut passed = 0;
+        for _ in 0..episodes {
+            seed += 1;
+            let (_, info) = run_episode(&mut make(task, seed), &mut env, task);
+            passed += (info.submitted && info.hidden_pass) as usize;
+        }
+        passed as f64 / episodes as f64
+    };
+    tasks.iter().map(|task| rate(task)).collect()
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 41
+/// A generated function in pieces: name and parameters, then per block (buggy lines, correct
+/// lines, variable), and the signs that combine the variables in the return line.
+pub struct Draft {
+    pub sig: [String; 3],
+    pub blocks: Vec<(Vec<String>, Vec<String>, String)>,
+    pub signs: Vec<&'static str>,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 41
+impl Draft {
+    /// The buggy or the correct source.
+    pub fn source(&self, buggy: bool) -> String {
+        let mut body: Vec<String> = vec![];
+        for (broken, correct, _) in &self.blocks {
+            body.extend(if buggy { broken } else { correct }.iter().cloned());
+        }
+        let mut ret = self.blocks[0].2.clone();
+        for ((_, _, var), sign) in self.blocks[1..].iter().zip(&self.signs) {
+            ret = format!("{ret} {sign} {var}");
+        }
+        body.push(ret);
+        let body: Vec<String> = body.iter().map(|line| format!("    {line}")).collect();
+        let [f, l, k] = &self.sig;
+        format!("fn {f}({l}, {k}) {{\n{}\n}}", body.join("\n"))
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 42
+/// Generated task `id` with `bugs` (2..=4) bugs of distinct families -> (task, the bugs'
+/// families); the task's `family` is the first of them. None when the draw is rejected.
+pub fn generate_multi_task(
+    split: GenSplit,
+    seed: u64,
+    id: usize,
+    decoy_rate: f64,
+    bugs: usize,
+) -> Option<(Task, Vec<Family>)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed + 1000 * bugs as u64);
+    rng.set_stream(id as u64 * 2 + (split == GenSplit::Heldout) as u64);
+    let mut families = Family::ALL.to_vec();
+    families.shuffle(&mut rng);
+    families.truncate(bugs);
+    let n_templates = if split == GenSplit::Train { TEMPLATES - 1 } else { TEMPLATES };
+    let templates: Vec<usize> = families.iter().map(|_| rng.gen_range(0..n_templates)).collect();
+    let mut nm = Namer { used: vec![], rng: &mut rng };
+    let sig = [nm.pick(&FN_NAMES), nm.pick(&LIST_NAMES), nm.pick(&INT_NAMES)];
+    let [_, l, k] = &sig;
+    let mut cores: Vec<Block> =
+        families.iter().zip(&templates).map(|(&g, &t)| block(g, t, l, k, &mut nm)).collect();
+    if nm.rng.gen_bool(decoy_rate) {
+        let others: Vec<Family> =
+            Family::ALL.into_iter().filter(|g| !families.contains(g)).collect();
+        let g = *others.choose(nm.rng)?;
+        let t = nm.rng.gen_range(0..TEMPLATES);
+        cores.push(block(g, t, l, k, &mut nm)); // the decoy, last
+    }
+    for (b, fam) in families.iter().enumerate() {
+        for (_, other) in cores.iter().enumerate().filter(|(c, _)| *c != b) {
+            let text = other.lines.join("\n");
+            if fam.op().apply(&text, &[]) != text {
+                return None; // one bug's op would touch another block
+            }
+        }
+    }
+    let mut blocks: Vec<(Vec<String>, Vec<String>, String)> = (cores.iter().enumerate())
+        .map(|(b, core)| {
+            let broken = match families.get(b) {
+                Some(&fam) => break_block(fam, &core.lines, nm.rng),
+                None => core.lines.clone(), // the decoy is correct in both sources
+            };
+            (broken, core.lines.clone(), core.var.clone())
+        })
+        .collect();
+    blocks.shuffle(nm.rng);
+    let signs = (1..blocks.len()).map(|_| ["+", "-"][nm.rng.gen_range(0..2)]).collect();
+    let draft = Draft { sig: sig.clone(), blocks, signs };
+    let task = check_multi_task(&draft, &families, &mut rng)?;
+    Some((Task { id, variant: templates[0], ..task }, families))
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 43
+/// The checks and tests of a multi-bug draft -> its task (id and variant 0), or None.
+pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng) -> Option<Task> {
+    let (buggy, fixed) = (draft.source(true), draft.source(false));
+    let apply_all_but = |skip: usize| {
+        (families.iter().enumerate().filter(|(b, _)| *b != skip))
+            .fold(buggy.clone(), |src, (_, fam)| fam.op().apply(&src, &[]))
+    };
+    if buggy == fixed || apply_all_but(usize::MAX) != fixed {
+        return None; // together the ops must write the fixed source
+    }
+    let [f, l, k] = &draft.sig;
+    let (public_tests, hidden_tests) = draw_generated_tests(&buggy, &fixed, f, rng)?;
+    for skip in 0..families.len() {
+        if run_tests(&apply_all_but(skip), &hidden_tests, f).iter().all(|r| r.0) {
+            return None; // every bug alone must fail a hidden test
+        }
+    }
+    let (fn_name, prompt) = (f.clone(), task_prompt(f, &[l.clone(), k.clone()]));
+    let (id, family, variant) = (0, families[0], 0);
+    Some(Task { id, family, variant, fn_name, prompt, buggy, fixed, public_tests, hidden_tests })
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 43
+/// The first `n` accepted tasks with `bugs` bugs -> (tasks, each task's bug families).
+pub fn generate_multi_tasks(
+    split: GenSplit,
+    seed: u64,
+    n: usize,
+    decoy_rate: f64,
+    bugs: usize,
+) -> (Vec<Task>, Vec<Vec<Family>>) {
+    (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).unzip()
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// The seven JSON-Schema type names a tool property can have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JsonType {
@@ -1166,7 +1703,7 @@ pub enum JsonType {
     Null,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 44
 impl JsonType {
     pub fn name(self) -> &'static str {
         match self {
@@ -1181,7 +1718,7 @@ impl JsonType {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// MCP-style tool schema: an `object` input schema with the given typed properties.
 pub fn tool_schema(
     name: &str,
@@ -1203,7 +1740,7 @@ pub fn tool_schema(
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 34
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// The `off_by_one` family: a range stops one short (`..`) or runs one past (`..=`).
 pub const OFF_BY_ONE_CODE: &str = r"
 fn sum_to(n) {
@@ -1242,7 +1779,7 @@ fn prefix_sum(xs, k) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 46
 /// A list of 1..=5 items and an index k with k <= its length.
 pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     let xs = random_list(rng, 1..=5, -9..=9);
@@ -1250,7 +1787,7 @@ pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     vec![Value::List(xs), Value::Int(k)]
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 46
 /// Inputs of the `off_by_one` functions.
 pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1263,7 +1800,7 @@ pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// The `strictness` family: a comparison is strict where it should not be, or the reverse.
 pub const STRICTNESS_CODE: &str = r"
 fn count_above(xs, t) {
@@ -1313,7 +1850,7 @@ fn doublings(limit) {
     steps
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 48
 /// Inputs of the `strictness` functions.
 pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1325,7 +1862,7 @@ pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 49
 /// The `zero_division` family: a division by a value that can be 0 lacks its guard.
 pub const ZERO_DIVISION_CODE: &str = r"
 fn mean_first(xs, k) {
@@ -1372,7 +1909,7 @@ fn remainder_sum(xs, m) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 39
+// generated from book/src/04-environments-and-tools.md, saved block 50
 /// Inputs of the `zero_division` functions.
 pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1387,7 +1924,7 @@ pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 40
+// generated from book/src/04-environments-and-tools.md, saved block 51
 /// The `accumulator` family: an accumulator starts at the wrong identity (0 for `*=`, 1 for `+=`).
 pub const ACCUMULATOR_CODE: &str = r"
 fn product(xs) {
@@ -1434,7 +1971,7 @@ fn power(b, e) {
     r
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 41
+// generated from book/src/04-environments-and-tools.md, saved block 52
 /// Inputs of the `accumulator` functions.
 pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1451,7 +1988,7 @@ pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 42
+// generated from book/src/04-environments-and-tools.md, saved block 53
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1461,7 +1998,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 42
+// generated from book/src/04-environments-and-tools.md, saved block 53
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1473,7 +2010,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 42
+// generated from book/src/04-environments-and-tools.md, saved block 53
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -1499,7 +2036,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 43
+// generated from book/src/04-environments-and-tools.md, saved block 54
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];
@@ -1537,7 +2074,7 @@ pub fn add_zero_guard(source: &str) -> String {
     out.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 44
+// generated from book/src/04-environments-and-tools.md, saved block 55
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -1545,17 +2082,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 44
+// generated from book/src/04-environments-and-tools.md, saved block 55
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 44
+// generated from book/src/04-environments-and-tools.md, saved block 55
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/04-environments-and-tools.md, saved block 44
+// generated from book/src/04-environments-and-tools.md, saved block 55
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -1567,7 +2104,7 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1575,7 +2112,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// Parse `train`, `heldout`, or `all`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -1584,7 +2121,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1592,7 +2129,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -1601,7 +2138,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1609,7 +2146,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
