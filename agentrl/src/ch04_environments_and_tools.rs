@@ -195,24 +195,69 @@ pub fn family_sources(family: Family, variant: usize) -> (String, String) {
 use rhai::Engine;
 
 // generated from book/src/04-environments-and-tools.md, saved block 6
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 // generated from book/src/04-environments-and-tools.md, saved block 6
-/// The sandbox: a Rhai engine with no output and hard limits on work, recursion, and memory.
-pub fn sandbox() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
+/// The sandbox's hard limits; an environment takes them from its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SandboxLimits {
+    /// Interpreter operations per call: an endless loop stops here.
+    pub max_operations: u64,
+    /// Nested function calls: endless recursion stops here.
+    pub max_call_levels: usize,
+    /// Nesting depth of an expression.
+    pub max_expr_depth: usize,
+    /// Length of a string and of a list.
+    pub max_size: usize,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 6
+/// Defaults: 20,000 operations, 16 calls deep, expressions 32 deep, 1,000 items.
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        Self { max_operations: 20_000, max_call_levels: 16, max_expr_depth: 32, max_size: 1_000 }
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 6
+/// A Rhai engine with no output and hard limits on work, recursion and memory; cheap to clone.
+#[derive(Clone)]
+pub struct Sandbox {
+    pub limits: SandboxLimits,
+    engine: Arc<Engine>,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 6
+impl Sandbox {
+    /// A sandbox with the given limits.
+    pub fn new(limits: SandboxLimits) -> Self {
         let mut engine = Engine::new();
-        engine.set_max_operations(20_000); // an endless loop stops here
-        engine.set_max_call_levels(16); // and endless recursion here
-        engine.set_max_expr_depths(32, 32);
-        engine.set_max_string_size(1_000);
-        engine.set_max_array_size(1_000);
+        engine.set_max_operations(limits.max_operations);
+        engine.set_max_call_levels(limits.max_call_levels);
+        engine.set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth);
+        engine.set_max_string_size(limits.max_size);
+        engine.set_max_array_size(limits.max_size);
         engine.set_max_map_size(100);
         engine.on_print(|_| {}); // task code cannot write to our stdout
         engine.on_debug(|_, _, _| {});
-        engine
-    })
+        Self { limits, engine: Arc::new(engine) }
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 6
+/// The default limits.
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new(SandboxLimits::default())
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 6
+/// `Sandbox { limits: .. }`: the engine has no useful printed form.
+impl fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sandbox").field("limits", &self.limits).finish_non_exhaustive()
+    }
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 7
@@ -302,25 +347,27 @@ pub fn value_from_dynamic(d: Dynamic) -> Value {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 8
-/// Run source in the sandbox and call fn_name on each test -> [(passed, got)]; never hangs.
-pub fn run_tests(source: &str, tests: &[TestCase], fn_name: &str) -> Vec<(bool, Value)> {
-    let engine = sandbox();
-    let Ok(ast) = engine.compile(source) else {
-        return tests.iter().map(|_| (false, Value::Error(Fault::SyntaxError))).collect();
-    };
-    let call = |args: Vec<Dynamic>| {
-        let options = CallFnOptions::new().eval_ast(false); // call the function, run nothing else
-        engine.call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &ast, fn_name, args)
-    };
-    (tests.iter())
-        .map(|test| {
-            let got = match call(test.args.iter().map(value_to_dynamic).collect()) {
-                Ok(d) => value_from_dynamic(d),
-                Err(err) => Value::Error(error_reason(&err)),
-            };
-            (got == test.want, got)
-        })
-        .collect()
+impl Sandbox {
+    /// Compile source and call function `name` on each test -> [(passed, got)]; never hangs.
+    pub fn run_tests(&self, source: &str, tests: &[TestCase], name: &str) -> Vec<(bool, Value)> {
+        let engine = &self.engine;
+        let Ok(ast) = engine.compile(source) else {
+            return tests.iter().map(|_| (false, Value::Error(Fault::SyntaxError))).collect();
+        };
+        let call = |args: Vec<Dynamic>| {
+            let options = CallFnOptions::new().eval_ast(false); // call the fn, run nothing else
+            engine.call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &ast, name, args)
+        };
+        (tests.iter())
+            .map(|test| {
+                let got = match call(test.args.iter().map(value_to_dynamic).collect()) {
+                    Ok(d) => value_from_dynamic(d),
+                    Err(err) => Value::Error(error_reason(&err)),
+                };
+                (got == test.want, got)
+            })
+            .collect()
+    }
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 9
@@ -414,8 +461,9 @@ pub fn draw_tests(
     assert!(inputs.len() >= need, "draw_tests: {fn_name} has only {} inputs", inputs.len());
     let probe: Vec<TestCase> =
         inputs.into_iter().map(|args| TestCase { args, want: Value::Int(0) }).collect();
-    let wants = run_tests(fixed, &probe, fn_name);
-    let gots = run_tests(buggy, &probe, fn_name);
+    let sandbox = Sandbox::default();
+    let wants = sandbox.run_tests(fixed, &probe, fn_name);
+    let gots = sandbox.run_tests(buggy, &probe, fn_name);
     let mut pool = vec![]; // (test, whether the buggy source fails it), in draw order
     for ((mut test, (_, want)), (_, got)) in probe.into_iter().zip(wants).zip(gots) {
         assert!(!matches!(want, Value::Error(_)), "draw_tests: fixed {fn_name} fails: {want}");
@@ -518,42 +566,6 @@ pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 14
-/// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
-pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
-    const OPS: [&str; 16] = [
-        "..=", "..", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "->", "=>",
-        "::",
-    ];
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = vec![];
-    let mut chars = source.char_indices().peekable();
-    while let Some(&(i, c)) = chars.peek() {
-        let rest = &source[i..];
-        if c.is_whitespace() {
-            chars.next();
-        } else if rest.starts_with("//") {
-            while chars.next_if(|&(_, c)| c != '\n').is_some() {} // a comment is no token
-        } else if word(c) {
-            let mut end = i;
-            while let Some((j, c)) = chars.next_if(|&(_, c)| word(c)) {
-                end = j + c.len_utf8();
-            }
-            out.push((i, &source[i..end]));
-        } else if c == '"' {
-            chars.next(); // a string literal is one token
-            let end = chars.find(|&(_, c)| c == '"').map_or(source.len(), |(j, _)| j + 1);
-            out.push((i, &source[i..end]));
-        } else {
-            let op = OPS.iter().find(|op| rest.starts_with(*op));
-            let len = op.map_or(c.len_utf8(), |op| op.len());
-            while chars.next_if(|&(j, _)| j < i + len).is_some() {}
-            out.push((i, &source[i..i + len]));
-        }
-    }
-    out
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 14
 /// Projection of source for the read tool: tokens space-separated, lines kept, no indentation.
 pub fn compact_source(source: &str) -> String {
     let lines: Vec<String> = (source.lines())
@@ -584,15 +596,31 @@ impl Tool {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 15
-/// Parse `<call> tool [arg] </call>` -> (tool, arg or None); None if malformed.
-pub fn parse_call(text: &str) -> Option<(String, Option<String>)> {
-    let inner = text.trim().strip_prefix("<call>")?.strip_suffix("</call>")?;
+/// A parsed tool call; only `edit` takes an argument, its op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Call { Read, Test, Edit(EditOp), Submit }
+
+// generated from book/src/04-environments-and-tools.md, saved block 15
+/// Parse `<call> tool [arg] </call>` into a call, or the error the agent is shown.
+pub fn parse_call(text: &str) -> Result<Call, GymError> {
+    let inner = (text.trim().strip_prefix("<call>"))
+        .and_then(|rest| rest.strip_suffix("</call>"))
+        .ok_or(GymError::MalformedCall)?;
     let words: Vec<&str> = inner.split_whitespace().collect();
     let plain = |w: &str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    match words[..] {
-        [tool] if plain(tool) => Some((tool.to_string(), None)),
-        [tool, arg] if plain(tool) && plain(arg) => Some((tool.to_string(), Some(arg.to_string()))),
-        _ => None,
+    let (tool, arg) = match words[..] {
+        [tool] if plain(tool) => (tool, None),
+        [tool, arg] if plain(tool) && plain(arg) => (tool, Some(arg)),
+        _ => return Err(GymError::MalformedCall),
+    };
+    let tool: Tool = tool.parse().map_err(|_| GymError::UnknownTool)?;
+    match (tool, arg) {
+        (Tool::Read, None) => Ok(Call::Read),
+        (Tool::Test, None) => Ok(Call::Test),
+        (Tool::Submit, None) => Ok(Call::Submit),
+        (Tool::Edit, None) => Err(GymError::EditNeedsOp),
+        (Tool::Edit, Some(op)) => op.parse().map(Call::Edit).map_err(|_| GymError::UnknownOp),
+        (Tool::Read | Tool::Test | Tool::Submit, Some(_)) => Err(GymError::NoArgument),
     }
 }
 
@@ -737,37 +765,31 @@ pub enum ToolEvent {
     /// An edit with a known op; `changed` says whether the source changed.
     Edit { op: EditOp, changed: bool },
     Submit,
-    /// An unknown tool or op, or a missing or unexpected argument.
+    /// A call `parse_call` rejected: malformed, an unknown tool or op, a bad argument.
     Invalid,
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 20
 /// Execute one parsed call on the current source -> (observation, new source, event).
 pub fn apply_tool(
+    sandbox: &Sandbox,
     task: &Task,
     source: &str,
-    call: &(String, Option<String>),
+    call: Call,
 ) -> (String, String, ToolEvent) {
     let same = |obs: String, event: ToolEvent| (obs, source.to_string(), event);
-    let invalid = |err: GymError| same(err.to_string(), ToolEvent::Invalid);
-    let Ok(tool) = call.0.parse::<Tool>() else { return invalid(GymError::UnknownTool) };
-    match (tool, call.1.as_deref()) {
-        (Tool::Read, None) => same(compact_source(source), ToolEvent::Read),
-        (Tool::Test, None) => {
-            let results = run_tests(source, &task.public_tests, &task.fn_name);
+    match call {
+        Call::Read => same(compact_source(source), ToolEvent::Read),
+        Call::Test => {
+            let results = sandbox.run_tests(source, &task.public_tests, &task.fn_name);
             same(format_results(&results, &task.public_tests), ToolEvent::Test)
         }
-        (Tool::Submit, None) => same(SUBMITTED.to_string(), ToolEvent::Submit),
-        (Tool::Edit, None) => invalid(GymError::EditNeedsOp),
-        (Tool::Edit, Some(name)) => match name.parse::<EditOp>() {
-            Ok(op) => {
-                let new = op.apply(source, &task.public_tests);
-                let changed = new != source;
-                (edit_message(op, changed), new, ToolEvent::Edit { op, changed })
-            }
-            Err(_) => invalid(GymError::UnknownOp),
-        },
-        (Tool::Read | Tool::Test | Tool::Submit, Some(_)) => invalid(GymError::NoArgument),
+        Call::Submit => same(SUBMITTED.to_string(), ToolEvent::Submit),
+        Call::Edit(op) => {
+            let new = op.apply(source, &task.public_tests);
+            let changed = new != source;
+            (edit_message(op, changed), new, ToolEvent::Edit { op, changed })
+        }
     }
 }
 
@@ -813,9 +835,6 @@ impl fmt::Display for EpisodeInfo {
         )
     }
 }
-
-// generated from book/src/04-environments-and-tools.md, saved block 22
-use std::sync::Arc;
 
 // generated from book/src/04-environments-and-tools.md, saved block 22
 /// 1.0 if the agent submitted and all hidden tests pass.
@@ -873,28 +892,31 @@ impl<E: Env + ?Sized> Env for &mut E {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 25
-/// Options of `BugFixEnv`: the turn budget and the reward hook.
+/// Options of `BugFixEnv`: the turn budget, the reward hook, the sandbox's limits.
 #[derive(Clone)]
 pub struct BugFixEnvOptions {
     /// Turns per episode; the last one ends the episode with `out_of_turns`.
     pub max_turns: usize,
     pub reward: RewardFn,
+    /// Limits of the sandbox that runs the tests.
+    pub limits: SandboxLimits,
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 25
-/// Defaults: 6 turns, `hidden_reward`.
+/// Defaults: 6 turns, `hidden_reward`, the default limits.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
-        Self { max_turns: 6, reward: Arc::new(hidden_reward) }
+        Self { max_turns: 6, reward: Arc::new(hidden_reward), limits: SandboxLimits::default() }
     }
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 25
-/// `BugFixEnvOptions { max_turns: 6, .. }`: a reward hook has no printable form.
+/// `BugFixEnvOptions { max_turns: 6, limits: .., .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = f.debug_struct("BugFixEnvOptions");
-        out.field("max_turns", &self.max_turns).finish_non_exhaustive()
+        out.field("max_turns", &self.max_turns).field("limits", &self.limits);
+        out.finish_non_exhaustive()
     }
 }
 
@@ -903,6 +925,8 @@ impl fmt::Debug for BugFixEnvOptions {
 #[derive(Clone, Debug)]
 pub struct BugFixEnv {
     pub opts: BugFixEnvOptions,
+    /// Runs the tests, with `opts.limits`.
+    pub sandbox: Sandbox,
     /// The task of the current episode (None before the first reset).
     pub task: Option<Task>,
     /// The current source: the task's buggy source after the episode's edits.
@@ -916,8 +940,8 @@ impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
         assert!(opts.max_turns >= 1, "BugFixEnv: max_turns must be at least 1");
-        let info = EpisodeInfo::default();
-        Self { opts, task: None, source: String::new(), info, done: true }
+        let (info, sandbox) = (EpisodeInfo::default(), Sandbox::new(opts.limits));
+        Self { opts, sandbox, task: None, source: String::new(), info, done: true }
     }
 }
 
@@ -927,7 +951,7 @@ impl BugFixEnv {
     pub fn grade(&mut self) -> f64 {
         let Some(task) = &self.task else { return 0.0 };
         let passes = |tests: &[TestCase]| {
-            run_tests(&self.source, tests, &task.fn_name).iter().all(|(ok, _)| *ok)
+            self.sandbox.run_tests(&self.source, tests, &task.fn_name).iter().all(|(ok, _)| *ok)
         };
         let (public_pass, hidden_pass) = (passes(&task.public_tests), passes(&task.hidden_tests));
         let info = &mut self.info;
@@ -959,12 +983,12 @@ impl Env for BugFixEnv {
         };
         self.info.turns += 1;
         let (mut obs, event) = match parse_call(action) {
-            Some(call) => {
-                let (obs, new_source, event) = apply_tool(task, &self.source, &call);
+            Ok(call) => {
+                let (obs, new_source, event) = apply_tool(&self.sandbox, task, &self.source, call);
                 self.source = new_source;
                 (obs, event)
             }
-            None => (GymError::MalformedCall.to_string(), ToolEvent::Invalid),
+            Err(err) => (err.to_string(), ToolEvent::Invalid),
         };
         match event {
             ToolEvent::Read => self.info.reads += 1,
@@ -1418,8 +1442,9 @@ pub fn draw_generated_tests(
     }
     let probe: Vec<TestCase> =
         inputs.into_iter().map(|args| TestCase { args, want: Value::Int(0) }).collect();
-    let wants = run_tests(fixed, &probe, fn_name);
-    let gots = run_tests(buggy, &probe, fn_name);
+    let sandbox = Sandbox::default();
+    let wants = sandbox.run_tests(fixed, &probe, fn_name);
+    let gots = sandbox.run_tests(buggy, &probe, fn_name);
     let mut pool = vec![]; // (test, whether the buggy source fails it), in draw order
     for ((mut test, (_, want)), (_, got)) in probe.into_iter().zip(wants).zip(gots) {
         if matches!(want, Value::Error(_)) {
@@ -1669,7 +1694,8 @@ pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng
     let [f, l, k] = &draft.sig;
     let (public_tests, hidden_tests) = draw_generated_tests(&buggy, &fixed, f, rng)?;
     for skip in 0..families.len() {
-        if run_tests(&apply_all_but(skip), &hidden_tests, f).iter().all(|r| r.0) {
+        let results = Sandbox::default().run_tests(&apply_all_but(skip), &hidden_tests, f);
+        if results.iter().all(|r| r.0) {
             return None; // every bug alone must fail a hidden test
         }
     }
@@ -1691,52 +1717,16 @@ pub fn generate_multi_tasks(
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 44
-/// The seven JSON-Schema type names a tool property can have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JsonType {
-    String,
-    Integer,
-    Number,
-    Boolean,
-    Array,
-    Object,
-    Null,
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 44
-impl JsonType {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::String => "string",
-            Self::Integer => "integer",
-            Self::Number => "number",
-            Self::Boolean => "boolean",
-            Self::Array => "array",
-            Self::Object => "object",
-            Self::Null => "null",
-        }
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 44
-/// MCP-style tool schema: an `object` input schema with the given typed properties.
-pub fn tool_schema(
-    name: &str,
-    description: &str,
-    required: &[&str],
-    properties: &[(&str, JsonType)],
-) -> serde_json::Value {
+/// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
+pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
     let mut props = serde_json::Map::new();
-    for &(prop, ty) in properties {
-        props.insert(prop.to_string(), serde_json::json!({ "type": ty.name() }));
-    }
-    for r in required {
-        assert!(props.contains_key(*r), "tool_schema: required {r:?} is not a property");
+    for arg in string_args {
+        props.insert(arg.to_string(), serde_json::json!({ "type": "string" }));
     }
     serde_json::json!({
         "name": name,
         "description": description,
-        "inputSchema": { "type": "object", "properties": props, "required": required },
+        "inputSchema": { "type": "object", "properties": props, "required": string_args },
     })
 }
 
@@ -2153,5 +2143,41 @@ impl FromStr for PolicyKind {
     fn from_str(s: &str) -> Result<Self, UnknownName> {
         parse_name("policy kind", &PolicyKind::ALL, PolicyKind::name, s)
     }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 57
+/// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
+pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
+    const OPS: [&str; 16] = [
+        "..=", "..", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "->", "=>",
+        "::",
+    ];
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = vec![];
+    let mut chars = source.char_indices().peekable();
+    while let Some(&(i, c)) = chars.peek() {
+        let rest = &source[i..];
+        if c.is_whitespace() {
+            chars.next();
+        } else if rest.starts_with("//") {
+            while chars.next_if(|&(_, c)| c != '\n').is_some() {} // a comment is no token
+        } else if word(c) {
+            let mut end = i;
+            while let Some((j, c)) = chars.next_if(|&(_, c)| word(c)) {
+                end = j + c.len_utf8();
+            }
+            out.push((i, &source[i..end]));
+        } else if c == '"' {
+            chars.next(); // a string literal is one token
+            let end = chars.find(|&(_, c)| c == '"').map_or(source.len(), |(j, _)| j + 1);
+            out.push((i, &source[i..end]));
+        } else {
+            let op = OPS.iter().find(|op| rest.starts_with(*op));
+            let len = op.map_or(c.len_utf8(), |op| op.len());
+            while chars.next_if(|&(j, _)| j < i + len).is_some() {}
+            out.push((i, &source[i..i + len]));
+        }
+    }
+    out
 }
 

@@ -122,13 +122,11 @@ impl Tokenizer {
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
     sources.extend(EditOp::ALL.iter().map(|op| op.apply(&task.buggy, &task.public_tests)));
-    let mut texts = vec![task.prompt.clone()];
+    let (mut texts, sandbox) = (vec![task.prompt.clone()], Sandbox::default());
     for source in &sources {
         texts.push(compact_source(source));
-        texts.push(format_results(
-            &run_tests(source, &task.public_tests, &task.fn_name),
-            &task.public_tests,
-        ));
+        let results = sandbox.run_tests(source, &task.public_tests, &task.fn_name);
+        texts.push(format_results(&results, &task.public_tests));
     }
     texts
 }
@@ -147,11 +145,13 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 5
-/// Options of the rollouts: sampling temperature and two length caps. The turn budget is the
-/// environment's (`BugFixEnvOptions::max_turns`), which ends and grades the episode.
+/// Options of the rollouts: sampling (temperature, nucleus) and two length caps. The turn
+/// budget is the environment's (`BugFixEnvOptions::max_turns`), which ends and grades it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RolloutOptions {
     pub temperature: f64,
+    /// Nucleus mass of `sampling_log_probs` (1.0 = the whole distribution).
+    pub top_p: f64,
     /// Longest trajectory in tokens; an episode that would exceed it is cut (truncated).
     pub max_len: usize,
     /// Longest call in tokens; a call that has not written `</call>` by then ends there.
@@ -159,10 +159,18 @@ pub struct RolloutOptions {
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 5
-/// Defaults: temperature 1.0, 256 tokens, 8 tokens per call.
+/// Defaults: temperature 1.0, top_p 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
-        Self { temperature: 1.0, max_len: 256, max_call_tokens: 8 }
+        Self { temperature: 1.0, top_p: 1.0, max_len: 256, max_call_tokens: 8 }
+    }
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
+impl RolloutOptions {
+    /// The sampler's options: the distribution every policy token is drawn from.
+    pub fn sampling(&self) -> SamplingOptions {
+        SamplingOptions { temperature: self.temperature, top_p: self.top_p }
     }
 }
 
@@ -400,6 +408,41 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 11
+/// Sample one call after `pending`, the tokens `cache` has not read yet -> (call ids, their
+/// sampling log-probs); the cache then holds every token but the call's last.
+pub fn sample_call(
+    model: &TinyAgent,
+    cache: &mut KvCache,
+    pending: Vec<i64>,
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+    stats: &mut RolloutStats,
+) -> (Vec<i64>, Vec<f32>) {
+    let (mut new, mut call, mut logp) = (pending, vec![], vec![]);
+    loop {
+        let (id, lp) = decode_step(model, cache, &[new], &[rng.gen()], opts.sampling(), stats);
+        call.push(id[0]);
+        logp.push(lp[0]);
+        if call_ends(id[0], call.len(), opts) {
+            return (call, logp);
+        }
+        new = vec![id[0]];
+    }
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
+/// One call sampled after `prefix` (ids from `<bos>` on) -> (call ids, sampling log-probs).
+pub fn generate_call(
+    model: &TinyAgent,
+    prefix: &[i64],
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+) -> (Vec<i64>, Vec<f32>) {
+    let mut cache = KvCache::new(model, 1);
+    sample_call(model, &mut cache, prefix.to_vec(), opts, rng, &mut RolloutStats::default())
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// Sample one episode token-in/token-out -> (Trajectory, its cost counts).
 pub fn rollout(
     model: &TinyAgent,
@@ -409,27 +452,21 @@ pub fn rollout(
     opts: RolloutOptions,
     rng: &mut ChaCha8Rng,
 ) -> (Trajectory, RolloutStats) {
-    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
     let mut episode = Episode::start(tok, &env.reset(task));
     check_rollout_fits(model, tok, opts, [episode.ids.len()]);
     let (mut cache, mut stats) = (KvCache::new(model, 1), RolloutStats::default());
-    let (mut call, mut logp, mut seen) = (vec![], vec![], 0);
+    let mut seen = 0; // tokens of the episode the cache has read
     loop {
-        let new = unseen(&episode, &call, seen);
-        seen += new.len();
-        let (id, lp) = decode_step(model, &mut cache, &[new], &[rng.gen()], sampling, &mut stats);
-        call.push(id[0]);
-        logp.push(lp[0]);
-        if call_ends(call[call.len() - 1], call.len(), opts) {
-            let (call, logp) = (std::mem::take(&mut call), std::mem::take(&mut logp));
-            if step_episode(&mut episode, env, tok, &call, Some(&logp), opts).is_none() {
-                return (make_trajectory(&episode), stats);
-            }
+        let pending = unseen(&episode, &[], seen);
+        let (call, logp) = sample_call(model, &mut cache, pending, opts, rng, &mut stats);
+        seen = episode.ids.len() + call.len() - 1; // all but the call's last token
+        if step_episode(&mut episode, env, tok, &call, Some(&logp), opts).is_none() {
+            return (make_trajectory(&episode), stats);
         }
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 11
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// Panics unless `model` can sample episodes with these prompt lengths: the tokenizer's ids
 /// fit its vocabulary, `opts.max_len` its context, and each prompt leaves room for a call.
 pub fn check_rollout_fits(
@@ -446,10 +483,10 @@ pub fn check_rollout_fits(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 12
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
 use rand::SeedableRng;
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 12
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
 /// so it samples what `rollout` called with that generator samples (up to rounding).
@@ -462,7 +499,7 @@ pub fn rollout_batch<E: Env>(
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, RolloutStats) {
     assert_eq!(envs.len(), tasks.len(), "rollout_batch: one environment per task");
-    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
+    let sampling = opts.sampling();
     let mut rngs: Vec<ChaCha8Rng> =
         tasks.iter().map(|_| ChaCha8Rng::seed_from_u64(rng.gen())).collect();
     let mut episodes: Vec<Episode> = envs
@@ -502,7 +539,7 @@ pub fn rollout_batch<E: Env>(
     (episodes.iter().map(make_trajectory).collect(), stats)
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 13
+// generated from book/src/05-trajectories-and-templates.md, saved block 14
 /// Right-pad 1-D tensors to a common length -> [B, length] of `kind`, on the rows' device.
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor {
     let device = rows.first().map_or(tch::Device::Cpu, |r| r.device());
@@ -515,7 +552,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor 
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 13
+// generated from book/src/05-trajectories-and-templates.md, saved block 14
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 #[derive(Debug)]
 pub struct Batch {
@@ -533,7 +570,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 13
+// generated from book/src/05-trajectories-and-templates.md, saved block 14
 /// A clone shares the tensors, as `Trajectory`'s does.
 impl Clone for Batch {
     fn clone(&self) -> Self {
@@ -548,7 +585,7 @@ impl Clone for Batch {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 14
+// generated from book/src/05-trajectories-and-templates.md, saved block 15
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids
 /// [B, T-1]; rewards [B].
 pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64) -> Batch {

@@ -167,11 +167,7 @@ impl Env for EditBudgetEnv {
     }
 
     fn step(&mut self, action: &str) -> StepResult {
-        let op = match parse_call(action) {
-            Some((tool, Some(arg))) if tool == Tool::Edit.name() => arg.parse::<EditOp>().ok(),
-            _ => None,
-        };
-        let Some(op) = op else { return self.inner.step(action) };
+        let Ok(Call::Edit(_)) = parse_call(action) else { return self.inner.step(action) };
         self.edits += 1;
         if self.edits <= self.max_edits || self.inner.done {
             return self.inner.step(action);
