@@ -118,6 +118,45 @@ impl Tokenizer {
 }
 
 // generated from book/src/05-trajectories-and-templates.md, saved block 4
+/// What a rollout needs from a tokenizer; `Tokenizer` implements it, and so can a wrapper
+/// around a production tokenizer (Section 5.6).
+pub trait TextTokenizer {
+    /// Number of ids, V.
+    fn vocab_size(&self) -> i64;
+    fn encode(&self, text: &str) -> Vec<i64>;
+    fn decode(&self, ids: &[i64]) -> String;
+    /// An observation framed as the policy reads it.
+    fn encode_obs(&self, text: &str) -> Vec<i64>;
+    /// The ids every episode starts with, before the prompt.
+    fn start_ids(&self) -> Vec<i64>;
+    /// The id that ends a call.
+    fn end_call_id(&self) -> i64;
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 4
+/// The word tokenizer: `<bos>` opens an episode and `</call>` ends a call.
+impl TextTokenizer for Tokenizer {
+    fn vocab_size(&self) -> i64 {
+        Tokenizer::vocab_size(self)
+    }
+    fn encode(&self, text: &str) -> Vec<i64> {
+        Tokenizer::encode(self, text)
+    }
+    fn decode(&self, ids: &[i64]) -> String {
+        Tokenizer::decode(self, ids)
+    }
+    fn encode_obs(&self, text: &str) -> Vec<i64> {
+        Tokenizer::encode_obs(self, text)
+    }
+    fn start_ids(&self) -> Vec<i64> {
+        vec![BOS_ID]
+    }
+    fn end_call_id(&self) -> i64 {
+        END_CALL_ID
+    }
+}
+
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Every text a task's episode can show after at most one edit: prompt, read views, test results.
 pub fn task_texts(task: &Task) -> Vec<String> {
     let mut sources = vec![task.buggy.clone(), task.fixed.clone()];
@@ -131,7 +170,7 @@ pub fn task_texts(task: &Task) -> Vec<String> {
     texts
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 4
+// generated from book/src/05-trajectories-and-templates.md, saved block 5
 /// Tokenizer covering the call grammar, gym messages, small integers, and all task text.
 pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     let mut words = gym_vocabulary(); // tools, ops, messages, faults: every word the gym emits
@@ -144,7 +183,7 @@ pub fn build_tokenizer(tasks: &[Task]) -> Tokenizer {
     Tokenizer::new(words)
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 5
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 /// Options of the rollouts: sampling (temperature, nucleus) and two length caps. The turn
 /// budget is the environment's (`BugFixEnvOptions::max_turns`), which ends and grades it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -158,7 +197,7 @@ pub struct RolloutOptions {
     pub max_call_tokens: usize,
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 5
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 /// Defaults: temperature 1.0, top_p 1.0, 256 tokens, 8 tokens per call.
 impl Default for RolloutOptions {
     fn default() -> Self {
@@ -166,7 +205,7 @@ impl Default for RolloutOptions {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 5
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 impl RolloutOptions {
     /// The sampler's options: the distribution every policy token is drawn from.
     pub fn sampling(&self) -> SamplingOptions {
@@ -174,7 +213,7 @@ impl RolloutOptions {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 5
+// generated from book/src/05-trajectories-and-templates.md, saved block 6
 /// Token log of one episode: append sampled calls and encoded observations (token-in/token-out).
 #[derive(Clone, Debug, Default)]
 pub struct Episode {
@@ -195,12 +234,12 @@ pub struct Episode {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 6
+// generated from book/src/05-trajectories-and-templates.md, saved block 7
 impl Episode {
-    /// A new log holding `<bos>` and the encoded first observation (the prompt), turn 0.
-    pub fn start(tok: &Tokenizer, prompt: &str) -> Self {
+    /// A new log holding the start ids (`<bos>`) and the framed prompt, turn 0.
+    pub fn start(tok: &dyn TextTokenizer, prompt: &str) -> Self {
         let mut episode = Episode { logp: Some(vec![]), ..Default::default() };
-        episode.push_obs(&[BOS_ID]);
+        episode.push_obs(&tok.start_ids());
         episode.push_obs(&tok.encode_obs(prompt));
         episode
     }
@@ -231,13 +270,13 @@ impl Episode {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 7
+// generated from book/src/05-trajectories-and-templates.md, saved block 8
 /// Append a call, step the environment with its decoded text, append the observation
 /// -> Some(observation text) while the episode goes on.
 pub fn step_episode(
     episode: &mut Episode,
     env: &mut dyn Env,
-    tok: &Tokenizer,
+    tok: &dyn TextTokenizer,
     call: &[i64],
     logp: Option<&[f32]>,
     opts: RolloutOptions,
@@ -258,10 +297,10 @@ pub fn step_episode(
     Some(step.obs)
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 8
+// generated from book/src/05-trajectories-and-templates.md, saved block 9
 use tch::{Kind, Tensor};
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 8
+// generated from book/src/05-trajectories-and-templates.md, saved block 9
 /// One episode: ids [T]; action_mask, sample_logp [T-1] aligned to ids[1:]; owner, turn [T].
 #[derive(Debug)]
 pub struct Trajectory {
@@ -280,7 +319,7 @@ pub struct Trajectory {
     pub truncated: bool,
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 8
+// generated from book/src/05-trajectories-and-templates.md, saved block 9
 /// A copy sharing the (never mutated) tensors.
 impl Clone for Trajectory {
     fn clone(&self) -> Self {
@@ -297,7 +336,7 @@ impl Clone for Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 8
+// generated from book/src/05-trajectories-and-templates.md, saved block 9
 /// Freeze an Episode into a Trajectory; masks and log-probs are shifted to ids[1:].
 pub fn make_trajectory(episode: &Episode) -> Trajectory {
     assert!(!episode.ids.is_empty(), "make_trajectory: empty episode (use Episode::start)");
@@ -314,13 +353,13 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 9
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// Encode a text policy's episode through the same token path; no log-probs (not a model).
 pub fn scripted_rollout(
     policy: &mut dyn FnMut(&str) -> String,
     env: &mut dyn Env,
     task: &Task,
-    tok: &Tokenizer,
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
 ) -> Trajectory {
     let mut obs = env.reset(task);
@@ -334,7 +373,7 @@ pub fn scripted_rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 9
+// generated from book/src/05-trajectories-and-templates.md, saved block 10
 /// The trajectory token by token: position, owner (`P` policy, `.` other), turn, mask, word.
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     let column = |t: &Tensor| Vec::<i64>::try_from(t).unwrap();
@@ -350,7 +389,7 @@ pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 10
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
 /// What a rollout cost, as counts (never times): model calls, positions they processed
 /// (padding included), tokens sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -360,7 +399,7 @@ pub struct RolloutStats {
     pub sampled: u64,
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 10
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
 /// Add another rollout's counts.
 impl std::ops::AddAssign for RolloutStats {
     fn add_assign(&mut self, other: Self) {
@@ -370,13 +409,13 @@ impl std::ops::AddAssign for RolloutStats {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 10
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
 /// Tokens of the episode and its unfinished call that a cache holding `seen` of them lacks.
 pub fn unseen(episode: &Episode, call: &[i64], seen: usize) -> Vec<i64> {
     episode.ids.iter().chain(call).skip(seen).copied().collect()
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 10
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
 /// One model call on each row's new tokens, then one token per row drawn with that row's
 /// uniform u[r] -> (ids, sampler log-probs), one per row; the call is counted in `stats`.
 pub fn decode_step(
@@ -395,25 +434,26 @@ pub fn decode_step(
     (Vec::<i64>::try_from(&ids).unwrap(), Vec::<f32>::try_from(&logps).unwrap())
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 10
-/// Whether a call ends after `id`: `</call>` was written or the call reached its cap.
-pub fn call_ends(id: i64, call_len: usize, opts: RolloutOptions) -> bool {
-    id == END_CALL_ID || call_len >= opts.max_call_tokens
+// generated from book/src/05-trajectories-and-templates.md, saved block 11
+/// Whether a call ends after `id`: the call's end was written or the call reached its cap.
+pub fn call_ends(tok: &dyn TextTokenizer, id: i64, len: usize, opts: RolloutOptions) -> bool {
+    id == tok.end_call_id() || len >= opts.max_call_tokens
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 11
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 use rand::Rng;
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 11
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 11
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// Sample one call after `pending`, the tokens `cache` has not read yet -> (call ids, their
 /// sampling log-probs); the cache then holds every token but the call's last.
 pub fn sample_call(
     model: &TinyAgent,
     cache: &mut KvCache,
     pending: Vec<i64>,
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
     rng: &mut ChaCha8Rng,
     stats: &mut RolloutStats,
@@ -423,32 +463,33 @@ pub fn sample_call(
         let (id, lp) = decode_step(model, cache, &[new], &[rng.gen()], opts.sampling(), stats);
         call.push(id[0]);
         logp.push(lp[0]);
-        if call_ends(id[0], call.len(), opts) {
+        if call_ends(tok, id[0], call.len(), opts) {
             return (call, logp);
         }
         new = vec![id[0]];
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 11
+// generated from book/src/05-trajectories-and-templates.md, saved block 12
 /// One call sampled after `prefix` (ids from `<bos>` on) -> (call ids, sampling log-probs).
 pub fn generate_call(
     model: &TinyAgent,
     prefix: &[i64],
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<i64>, Vec<f32>) {
-    let mut cache = KvCache::new(model, 1);
-    sample_call(model, &mut cache, prefix.to_vec(), opts, rng, &mut RolloutStats::default())
+    let (mut cache, mut stats) = (KvCache::new(model, 1), RolloutStats::default());
+    sample_call(model, &mut cache, prefix.to_vec(), tok, opts, rng, &mut stats)
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 12
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
 /// Sample one episode token-in/token-out -> (Trajectory, its cost counts).
 pub fn rollout(
     model: &TinyAgent,
     env: &mut dyn Env,
     task: &Task,
-    tok: &Tokenizer,
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
     rng: &mut ChaCha8Rng,
 ) -> (Trajectory, RolloutStats) {
@@ -458,7 +499,7 @@ pub fn rollout(
     let mut seen = 0; // tokens of the episode the cache has read
     loop {
         let pending = unseen(&episode, &[], seen);
-        let (call, logp) = sample_call(model, &mut cache, pending, opts, rng, &mut stats);
+        let (call, logp) = sample_call(model, &mut cache, pending, tok, opts, rng, &mut stats);
         seen = episode.ids.len() + call.len() - 1; // all but the call's last token
         if step_episode(&mut episode, env, tok, &call, Some(&logp), opts).is_none() {
             return (make_trajectory(&episode), stats);
@@ -466,12 +507,12 @@ pub fn rollout(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 12
+// generated from book/src/05-trajectories-and-templates.md, saved block 13
 /// Panics unless `model` can sample episodes with these prompt lengths: the tokenizer's ids
 /// fit its vocabulary, `opts.max_len` its context, and each prompt leaves room for a call.
 pub fn check_rollout_fits(
     model: &TinyAgent,
-    tok: &Tokenizer,
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
     prompt_lens: impl IntoIterator<Item = usize>,
 ) {
@@ -483,10 +524,10 @@ pub fn check_rollout_fits(
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 13
+// generated from book/src/05-trajectories-and-templates.md, saved block 14
 use rand::SeedableRng;
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 13
+// generated from book/src/05-trajectories-and-templates.md, saved block 14
 /// Sample len(tasks) episodes in lockstep (one model call per step) -> (trajectories, costs).
 /// Episode i samples from `ChaCha8Rng::seed_from_u64(g_i)`, g_i the i-th `rng.gen::<u64>()`,
 /// so it samples what `rollout` called with that generator samples (up to rounding).
@@ -494,7 +535,7 @@ pub fn rollout_batch<E: Env>(
     model: &TinyAgent,
     envs: &mut [E],
     tasks: &[Task],
-    tok: &Tokenizer,
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, RolloutStats) {
@@ -522,7 +563,7 @@ pub fn rollout_batch<E: Env>(
         for (r, &i) in rows.iter().enumerate() {
             calls[i].0.push(ids[r]);
             calls[i].1.push(logps[r]);
-            let finished = call_ends(ids[r], calls[i].0.len(), opts) && {
+            let finished = call_ends(tok, ids[r], calls[i].0.len(), opts) && {
                 let (call, logp) = std::mem::take(&mut calls[i]);
                 step_episode(&mut episodes[i], &mut envs[i], tok, &call, Some(&logp), opts)
                     .is_none()
@@ -539,7 +580,7 @@ pub fn rollout_batch<E: Env>(
     (episodes.iter().map(make_trajectory).collect(), stats)
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 14
+// generated from book/src/05-trajectories-and-templates.md, saved block 15
 /// Right-pad 1-D tensors to a common length -> [B, length] of `kind`, on the rows' device.
 pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor {
     let device = rows.first().map_or(tch::Device::Cpu, |r| r.device());
@@ -552,7 +593,7 @@ pub fn pad_rows(rows: &[Tensor], length: i64, value: f64, kind: Kind) -> Tensor 
     out
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 14
+// generated from book/src/05-trajectories-and-templates.md, saved block 15
 /// Padded tensors of a list of trajectories, ready for one forward and a masked loss.
 #[derive(Debug)]
 pub struct Batch {
@@ -570,7 +611,7 @@ pub struct Batch {
     pub rewards: Tensor,
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 14
+// generated from book/src/05-trajectories-and-templates.md, saved block 15
 /// A clone shares the tensors, as `Trajectory`'s does.
 impl Clone for Batch {
     fn clone(&self) -> Self {
@@ -585,7 +626,7 @@ impl Clone for Batch {
     }
 }
 
-// generated from book/src/05-trajectories-and-templates.md, saved block 15
+// generated from book/src/05-trajectories-and-templates.md, saved block 16
 /// Pad trajectories -> ids, attention_mask [B, T]; action_mask, sample_logp, turn_ids
 /// [B, T-1]; rewards [B].
 pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64) -> Batch {

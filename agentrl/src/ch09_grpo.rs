@@ -135,7 +135,11 @@ impl fmt::Debug for RLConfig {
 // generated from book/src/09-grpo.md, saved block 3
 /// One fresh environment as `cfg` describes it: turn budget, reward, and edit budget.
 pub fn make_env(cfg: &RLConfig) -> Box<dyn Env> {
-    let opts = BugFixEnvOptions { max_turns: cfg.max_turns, reward: cfg.reward.clone() };
+    let opts = BugFixEnvOptions {
+        max_turns: cfg.max_turns,
+        reward: cfg.reward.clone(),
+        ..Default::default()
+    };
     Box::new(EditBudgetEnv::new(opts, cfg.max_edits))
 }
 
@@ -167,7 +171,7 @@ impl Env for EditBudgetEnv {
     }
 
     fn step(&mut self, action: &str) -> StepResult {
-        let Ok(Call::Edit(_)) = parse_call(action) else { return self.inner.step(action) };
+        let Ok(Call::Edit(op)) = parse_call(action) else { return self.inner.step(action) };
         self.edits += 1;
         if self.edits <= self.max_edits || self.inner.done {
             return self.inner.step(action);

@@ -135,11 +135,12 @@ pub fn sample_calls(
     model: &TinyAgent,
     views: &[Vec<i64>],
     rngs: &mut [&mut ChaCha8Rng],
+    tok: &dyn TextTokenizer,
     opts: RolloutOptions,
     stats: &mut RolloutStats,
 ) -> Vec<(Vec<i64>, Vec<f32>)> {
     assert_eq!(rngs.len(), views.len(), "sample_calls: one generator per view");
-    let sampling = SamplingOptions { temperature: opts.temperature, ..Default::default() };
+    let sampling = opts.sampling();
     let mut cache = KvCache::new(model, views.len());
     let mut calls: Vec<(Vec<i64>, Vec<f32>)> = vec![Default::default(); views.len()];
     let mut rows: Vec<usize> = (0..views.len()).collect(); // views whose call is still open
@@ -151,7 +152,7 @@ pub fn sample_calls(
         for (j, &r) in rows.iter().enumerate() {
             calls[r].0.push(ids[j]);
             calls[r].1.push(logps[j]);
-            if !call_ends(ids[j], calls[r].0.len(), opts) {
+            if !call_ends(tok, ids[j], calls[r].0.len(), opts) {
                 open.push(j);
             }
         }
@@ -199,7 +200,7 @@ pub fn context_rollout_batch<E: Env>(
             .filter(|(i, _)| running.binary_search(i).is_ok())
             .map(|(_, r)| r)
             .collect();
-        let calls = sample_calls(model, &views, &mut row_rngs, opts.rollout, &mut stats);
+        let calls = sample_calls(model, &views, &mut row_rngs, tok, opts.rollout, &mut stats);
         let mut still = vec![];
         for ((&i, view), (call, logp)) in running.iter().zip(views).zip(calls) {
             let (episode, env) = (&mut episodes[i], &mut envs[i]);
@@ -368,7 +369,11 @@ impl Env for MixedTurnEnv {
 // generated from book/src/12-multi-turn.md, saved block 9
 /// `make_env` with `MixedTurnEnv`: one fresh environment as `cfg` describes it.
 pub fn make_mixed_env(cfg: &RLConfig) -> Box<dyn Env> {
-    let opts = BugFixEnvOptions { max_turns: cfg.max_turns, reward: cfg.reward.clone() };
+    let opts = BugFixEnvOptions {
+        max_turns: cfg.max_turns,
+        reward: cfg.reward.clone(),
+        ..Default::default()
+    };
     Box::new(MixedTurnEnv::new(opts, cfg.max_edits))
 }
 
