@@ -1485,8 +1485,7 @@ pub fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> 
         }
         decoy = Some(d);
     }
-    let decoy_first = nm.rng.gen_bool(0.5);
-    let combine = ["+", "-"][nm.rng.gen_range(0..2)];
+    let (decoy_first, combine) = (nm.rng.gen_bool(0.5), ["+", "-"][nm.rng.gen_range(0..2)]);
     let core_buggy = break_block(family, &core.lines, nm.rng);
     let assemble = |core_lines: &[String]| -> String {
         let mut body: Vec<String> = core_lines.to_vec();
@@ -1510,8 +1509,7 @@ pub fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> 
         return None;
     }
     let (public_tests, hidden_tests) = draw_generated_tests(&buggy, &fixed, &f, &mut rng)?;
-    let prompt = task_prompt(&f, &[l, k]);
-    let (fn_name, variant) = (f, template);
+    let (prompt, fn_name, variant) = (task_prompt(&f, &[l, k]), f, template);
     Some(Task { id, family, variant, fn_name, prompt, buggy, fixed, public_tests, hidden_tests })
 }
 
