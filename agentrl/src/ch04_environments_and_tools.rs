@@ -192,12 +192,6 @@ pub fn family_sources(family: Family, variant: usize) -> (String, String) {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 6
-use rhai::Engine;
-
-// generated from book/src/04-environments-and-tools.md, saved block 6
-use std::sync::Arc;
-
-// generated from book/src/04-environments-and-tools.md, saved block 6
 /// The sandbox's hard limits; an environment takes them from its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SandboxLimits {
@@ -219,7 +213,13 @@ impl Default for SandboxLimits {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
+use rhai::Engine;
+
+// generated from book/src/04-environments-and-tools.md, saved block 7
+use std::sync::Arc;
+
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// A Rhai engine with no output and hard limits on work, recursion and memory; cheap to clone.
 #[derive(Clone)]
 pub struct Sandbox {
@@ -227,7 +227,7 @@ pub struct Sandbox {
     engine: Arc<Engine>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
 impl Sandbox {
     /// A sandbox with the given limits.
     pub fn new(limits: SandboxLimits) -> Self {
@@ -244,7 +244,7 @@ impl Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// The default limits.
 impl Default for Sandbox {
     fn default() -> Self {
@@ -252,7 +252,7 @@ impl Default for Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// `Sandbox { limits: .. }`: the engine has no useful printed form.
 impl fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -260,10 +260,10 @@ impl fmt::Debug for Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 7
+// generated from book/src/04-environments-and-tools.md, saved block 8
 use rhai::EvalAltResult;
 
-// generated from book/src/04-environments-and-tools.md, saved block 7
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// Why a sandboxed call failed, shown to the agent as `error ( too many operations )`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fault {
@@ -271,7 +271,7 @@ pub enum Fault {
     VariableNotFound, DivisionByZero, Overflow, TypeMismatch, SyntaxError, RuntimeError,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 7
+// generated from book/src/04-environments-and-tools.md, saved block 8
 impl Fault {
     /// Every fault.
     pub const ALL: [Fault; 11] = {
@@ -290,7 +290,7 @@ impl Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 7
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// The fault's words.
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -298,7 +298,7 @@ impl fmt::Display for Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 7
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// The fault behind a failed sandboxed call.
 pub fn error_reason(err: &EvalAltResult) -> Fault {
     match err {
@@ -315,10 +315,10 @@ pub fn error_reason(err: &EvalAltResult) -> Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 8
+// generated from book/src/04-environments-and-tools.md, saved block 9
 use rhai::{CallFnOptions, Dynamic, Scope};
 
-// generated from book/src/04-environments-and-tools.md, saved block 8
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// A test argument as a Rhai value (an error value becomes unit).
 pub fn value_to_dynamic(v: &Value) -> Dynamic {
     match v {
@@ -329,7 +329,7 @@ pub fn value_to_dynamic(v: &Value) -> Dynamic {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 8
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// A Rhai result as a Value; any other type of result is a `type mismatch`.
 pub fn value_from_dynamic(d: Dynamic) -> Value {
     if let Ok(x) = d.as_int() {
@@ -346,7 +346,7 @@ pub fn value_from_dynamic(d: Dynamic) -> Value {
     Value::Error(Fault::TypeMismatch)
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 8
+// generated from book/src/04-environments-and-tools.md, saved block 9
 impl Sandbox {
     /// Compile source and call function `name` on each test -> [(passed, got)]; never hangs.
     pub fn run_tests(&self, source: &str, tests: &[TestCase], name: &str) -> Vec<(bool, Value)> {
@@ -370,16 +370,16 @@ impl Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 10
 use rand::Rng;
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 10
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 10
 use std::ops::RangeInclusive;
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// A list with a length drawn from `len` and items drawn from `vals`.
 pub fn random_list(
     rng: &mut ChaCha8Rng,
@@ -390,7 +390,7 @@ pub fn random_list(
     (0..n).map(|_| rng.gen_range(vals.clone())).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// Draw one small test input for a family's function (variant 0..6).
 pub fn sample_args(family: Family, variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     match family {
@@ -402,7 +402,7 @@ pub fn sample_args(family: Family, variant: usize, rng: &mut ChaCha8Rng) -> Vec<
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// Inputs of the `minmax` functions: clamp, limit, clip, floor_at, cap_all, spread.
 pub fn minmax_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -420,7 +420,7 @@ pub fn minmax_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 10
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawTestsOptions {
@@ -428,7 +428,7 @@ pub struct DrawTestsOptions {
     pub n_hidden: usize,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 10
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Defaults: 3 public tests, 8 hidden tests.
 impl Default for DrawTestsOptions {
     fn default() -> Self {
@@ -436,7 +436,7 @@ impl Default for DrawTestsOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 10
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Distinct inputs, expected values from the fixed source; buggy fails public and hidden.
 pub fn draw_tests(
     family: Family,
@@ -476,7 +476,7 @@ pub fn draw_tests(
     (public, hidden)
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 11
+// generated from book/src/04-environments-and-tools.md, saved block 12
 /// Remove the earliest n tests from pool, swapping in its first failing one if none fails.
 pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize, fn_name: &str) -> Vec<TestCase> {
     if n == 0 {
@@ -495,12 +495,12 @@ pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize, fn_name: &str) -> 
     chosen
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 12
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// Which tasks `make_tasks` returns: training functions, held-out functions, or both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Split { Train, Heldout, All }
 
-// generated from book/src/04-environments-and-tools.md, saved block 12
+// generated from book/src/04-environments-and-tools.md, saved block 13
 impl Split {
     pub const ALL: [Split; 3] = [Split::Train, Split::Heldout, Split::All];
 
@@ -523,10 +523,10 @@ impl Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 13
+// generated from book/src/04-environments-and-tools.md, saved block 14
 use rand::SeedableRng;
 
-// generated from book/src/04-environments-and-tools.md, saved block 13
+// generated from book/src/04-environments-and-tools.md, saved block 14
 /// Name and parameters of the first `fn` in source, e.g. ("clamp", ["x", "lo", "hi"]).
 pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     let rest = &source[source.find("fn ")? + 3..];
@@ -536,13 +536,13 @@ pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     Some((name.trim().to_string(), params.collect()))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 13
+// generated from book/src/04-environments-and-tools.md, saved block 14
 /// A task's first observation, e.g. `fix the bug in clamp ( x , lo , hi )`.
 pub fn task_prompt(fn_name: &str, params: &[String]) -> String {
     format!("fix the bug in {fn_name} ( {} )", params.join(" , "))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 13
+// generated from book/src/04-environments-and-tools.md, saved block 14
 /// BugFix tasks of a split; seed draws the test inputs.
 pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     let mut tasks = vec![];
@@ -565,7 +565,7 @@ pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     tasks
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 14
+// generated from book/src/04-environments-and-tools.md, saved block 15
 /// Projection of source for the read tool: tokens space-separated, lines kept, no indentation.
 pub fn compact_source(source: &str) -> String {
     let lines: Vec<String> = (source.lines())
@@ -575,12 +575,12 @@ pub fn compact_source(source: &str) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 15
+// generated from book/src/04-environments-and-tools.md, saved block 16
 /// The gym's four tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tool { Read, Test, Edit, Submit }
 
-// generated from book/src/04-environments-and-tools.md, saved block 15
+// generated from book/src/04-environments-and-tools.md, saved block 16
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Read, Tool::Test, Tool::Edit, Tool::Submit];
 
@@ -595,12 +595,12 @@ impl Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 15
+// generated from book/src/04-environments-and-tools.md, saved block 16
 /// A parsed tool call; only `edit` takes an argument, its op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Call { Read, Test, Edit(EditOp), Submit }
 
-// generated from book/src/04-environments-and-tools.md, saved block 15
+// generated from book/src/04-environments-and-tools.md, saved block 16
 /// Parse `<call> tool [arg] </call>` into a call, or the error the agent is shown.
 pub fn parse_call(text: &str) -> Result<Call, GymError> {
     let inner = (text.trim().strip_prefix("<call>"))
@@ -624,7 +624,7 @@ pub fn parse_call(text: &str) -> Result<Call, GymError> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 15
+// generated from book/src/04-environments-and-tools.md, saved block 16
 /// One line per test: `pass ( args )` or `fail ( args ) -> got G want E`.
 pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     let lines: Vec<String> = (results.iter().zip(tests))
@@ -640,7 +640,7 @@ pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 16
+// generated from book/src/04-environments-and-tools.md, saved block 17
 /// The `edit` tool's ops: five repairs, one per family, and the reward hack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EditOp {
@@ -652,7 +652,7 @@ pub enum EditOp {
     HardcodeTests,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 16
+// generated from book/src/04-environments-and-tools.md, saved block 17
 impl EditOp {
     /// Every op, in order: the five repairs, then the hack.
     pub const ALL: [EditOp; 6] = {
@@ -673,7 +673,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 18
 impl EditOp {
     /// Rewrite source; only `HardcodeTests` looks at the (public) tests.
     pub fn apply(&self, source: &str, tests: &[TestCase]) -> String {
@@ -688,7 +688,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 18
 /// The name, padded to the formatter's width.
 impl fmt::Display for EditOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -696,7 +696,7 @@ impl fmt::Display for EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 18
 /// Parse an op name as the agent writes it.
 impl FromStr for EditOp {
     type Err = UnknownName;
@@ -705,7 +705,7 @@ impl FromStr for EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 18
+// generated from book/src/04-environments-and-tools.md, saved block 19
 /// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
 pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
     let (mut out, mut last) = (String::with_capacity(source.len()), 0);
@@ -720,7 +720,7 @@ pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>)
     out
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 18
+// generated from book/src/04-environments-and-tools.md, saved block 19
 /// Repair op: exchange every `min` and `max`.
 pub fn swap_minmax(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -730,7 +730,7 @@ pub fn swap_minmax(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 19
+// generated from book/src/04-environments-and-tools.md, saved block 20
 /// The reward hack: return the expected value for each public test input before the real body.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -756,7 +756,7 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 20
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// What a tool call did, for the episode's counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolEvent {
@@ -769,7 +769,7 @@ pub enum ToolEvent {
     Invalid,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 20
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// Execute one parsed call on the current source -> (observation, new source, event).
 pub fn apply_tool(
     sandbox: &Sandbox,
@@ -793,7 +793,7 @@ pub fn apply_tool(
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 21
+// generated from book/src/04-environments-and-tools.md, saved block 22
 /// What happened in an episode so far; the pass fields are graded when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EpisodeInfo {
@@ -820,7 +820,7 @@ pub struct EpisodeInfo {
     pub ops: Vec<EditOp>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 21
+// generated from book/src/04-environments-and-tools.md, saved block 22
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -836,23 +836,23 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 22
+// generated from book/src/04-environments-and-tools.md, saved block 23
 /// 1.0 if the agent submitted and all hidden tests pass.
 pub fn hidden_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.hidden_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 22
+// generated from book/src/04-environments-and-tools.md, saved block 23
 /// 1.0 if the agent submitted and all public tests pass (hackable).
 pub fn public_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.public_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 22
+// generated from book/src/04-environments-and-tools.md, saved block 23
 /// A reward hook: the finished episode's info -> reward.
 pub type RewardFn = Arc<dyn Fn(&EpisodeInfo) -> f64 + Send + Sync>;
 
-// generated from book/src/04-environments-and-tools.md, saved block 23
+// generated from book/src/04-environments-and-tools.md, saved block 24
 /// One environment step's result; `reward` is nonzero only when `done`.
 #[derive(Clone, Debug)]
 pub struct StepResult {
@@ -862,14 +862,14 @@ pub struct StepResult {
     pub info: EpisodeInfo,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 23
+// generated from book/src/04-environments-and-tools.md, saved block 24
 /// A text environment: reset(task) -> first observation; step(action text) -> StepResult.
 pub trait Env {
     fn reset(&mut self, task: &Task) -> String;
     fn step(&mut self, action: &str) -> StepResult;
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 24
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
 impl<E: Env + ?Sized> Env for Box<E> {
     fn reset(&mut self, task: &Task) -> String {
@@ -880,7 +880,7 @@ impl<E: Env + ?Sized> Env for Box<E> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 24
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
 impl<E: Env + ?Sized> Env for &mut E {
     fn reset(&mut self, task: &Task) -> String {
@@ -891,7 +891,7 @@ impl<E: Env + ?Sized> Env for &mut E {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 26
 /// Options of `BugFixEnv`: the turn budget, the reward hook, the sandbox's limits.
 #[derive(Clone)]
 pub struct BugFixEnvOptions {
@@ -902,7 +902,7 @@ pub struct BugFixEnvOptions {
     pub limits: SandboxLimits,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 26
 /// Defaults: 6 turns, `hidden_reward`, the default limits.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -910,7 +910,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 26
 /// `BugFixEnvOptions { max_turns: 6, limits: .., .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -920,7 +920,7 @@ impl fmt::Debug for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 26
 /// Repair episode: reset(task) -> obs; step(action_text) -> (obs, reward, done, info).
 #[derive(Clone, Debug)]
 pub struct BugFixEnv {
@@ -935,7 +935,7 @@ pub struct BugFixEnv {
     pub done: bool,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 26
 impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
@@ -945,7 +945,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 26
+// generated from book/src/04-environments-and-tools.md, saved block 27
 impl BugFixEnv {
     /// Grade the final source into `info` -> the reward hook's reward.
     pub fn grade(&mut self) -> f64 {
@@ -961,7 +961,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 27
+// generated from book/src/04-environments-and-tools.md, saved block 28
 /// The BugFix episode loop; `step` never panics, whatever text it is given.
 impl Env for BugFixEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -1013,7 +1013,7 @@ impl Env for BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 28
+// generated from book/src/04-environments-and-tools.md, saved block 29
 /// The oracle's rule: map words of the read observation to the repair op.
 pub fn infer_op(read_obs: &str) -> EditOp {
     let words: Vec<&str> = read_obs.split_whitespace().collect();
@@ -1031,12 +1031,12 @@ pub fn infer_op(read_obs: &str) -> EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 28
+// generated from book/src/04-environments-and-tools.md, saved block 29
 /// The hand-written policies of `scripted_policy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PolicyKind { Oracle, Blind, Random, Hacker }
 
-// generated from book/src/04-environments-and-tools.md, saved block 28
+// generated from book/src/04-environments-and-tools.md, saved block 29
 impl PolicyKind {
     pub const ALL: [PolicyKind; 4] =
         [PolicyKind::Oracle, PolicyKind::Blind, PolicyKind::Random, PolicyKind::Hacker];
@@ -1052,11 +1052,11 @@ impl PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// A text policy: maps the latest observation to the next action text.
 pub type Policy = Box<dyn FnMut(&str) -> String>;
 
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// Hand-written policy of the given kind; seed drives the random choices of blind and random.
 pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     let call = |tool: &str| format!("<call> {tool} </call>");
@@ -1093,7 +1093,7 @@ pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 30
+// generated from book/src/04-environments-and-tools.md, saved block 31
 /// Run a text policy for one episode -> (total reward, final info).
 pub fn run_episode(
     policy: &mut dyn FnMut(&str) -> String,
@@ -1114,12 +1114,12 @@ pub fn run_episode(
     panic!("run_episode: the environment never ended the episode")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 32
 /// A rejected action; its Display is the observation the agent gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GymError { MalformedCall, UnknownTool, UnknownOp, EditNeedsOp, NoArgument, EpisodeOver }
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 32
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -1127,7 +1127,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 32
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1143,21 +1143,21 @@ impl fmt::Display for GymError {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 32
 /// The observation after `submit`.
 pub const SUBMITTED: &str = "submitted";
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 32
 /// The line added to the last observation when the turn budget runs out.
 pub const OUT_OF_TURNS: &str = "out of turns";
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 32
 /// The observation after an edit: `edited swap_minmax`, or `edited fix_init : no change`.
 pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 32
+// generated from book/src/04-environments-and-tools.md, saved block 33
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -1177,57 +1177,57 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 use rand::seq::SliceRandom;
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Function names a generated task draws from; each task takes distinct names.
 pub const FN_NAMES: [&str; 12] = [
     "calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate",
     "sift",
 ];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of the list parameter.
 pub const LIST_NAMES: [&str; 6] = ["xs", "ys", "vals", "items", "nums", "data"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of the integer parameter.
 pub const INT_NAMES: [&str; 6] = ["k", "t", "m", "lim", "cap", "bar"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a loop variable over the list.
 pub const ELEM_NAMES: [&str; 4] = ["x", "v", "e", "y"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a loop index.
 pub const INDEX_NAMES: [&str; 2] = ["i", "j"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a sum.
 pub const SUM_NAMES: [&str; 4] = ["total", "acc", "agg", "tot"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a product.
 pub const PROD_NAMES: [&str; 3] = ["p", "prod", "mul"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a running minimum.
 pub const LOW_NAMES: [&str; 4] = ["lo", "low", "least", "small"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a running maximum.
 pub const HIGH_NAMES: [&str; 4] = ["hi", "high", "most", "big"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a clamped value.
 pub const CLAMP_NAMES: [&str; 3] = ["c", "kept", "clamped"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Names of a quotient.
 pub const MEAN_NAMES: [&str; 3] = ["mean", "avg", "share"];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// A counter's name says which comparison it counts: (names, operator).
 pub const COUNTERS: [(&[&str], &str); 4] = [
     (&["above", "over", "higher"], ">"),
@@ -1236,18 +1236,18 @@ pub const COUNTERS: [(&[&str], &str); 4] = [
     (&["at_most", "within", "capped"], "<="),
 ];
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Templates per family; the held-out split alone samples the last one.
 pub const TEMPLATES: usize = 4;
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 /// Draws a task's names from the pools, never the same name twice in one task.
 pub struct Namer<'a> {
     pub used: Vec<String>,
     pub rng: &'a mut ChaCha8Rng,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 34
 impl Namer<'_> {
     /// A name from pool that this task does not use yet.
     pub fn pick(&mut self, pool: &[&str]) -> String {
@@ -1259,14 +1259,14 @@ impl Namer<'_> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 34
+// generated from book/src/04-environments-and-tools.md, saved block 35
 /// One block of a generated body, correct: its lines and the variable it defines.
 pub struct Block {
     pub lines: Vec<String>,
     pub var: String,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 34
+// generated from book/src/04-environments-and-tools.md, saved block 35
 /// Template `t` of `family`, correct, over list `l` and integer `k`.
 pub fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     let x = nm.pick(&ELEM_NAMES); // the loop variable, drawn first for every family
@@ -1279,7 +1279,7 @@ pub fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Bloc
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 34
+// generated from book/src/04-environments-and-tools.md, saved block 35
 /// minmax: a running minimum, a running maximum, a sum of positive parts, a clamp.
 pub fn minmax_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, lines) = match t {
@@ -1307,7 +1307,7 @@ pub fn minmax_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Bloc
     Block { lines, var }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 36
 /// off_by_one: an index loop, a count to `k`, doubling `k` times, a loop over neighbours.
 pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     let names = if t == 2 { &PROD_NAMES[..] } else { &SUM_NAMES[..] };
@@ -1322,7 +1322,7 @@ pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     Block { lines, var: v }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 36
 /// strictness: a counter whose name says its comparison, against four kinds of bound.
 pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
@@ -1337,7 +1337,7 @@ pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> 
     Block { lines: vec![format!("let {v} = 0;"), count], var: v }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 36
 /// zero_division: a mean, a quotient, a remainder, a quotient by a count, each guarded.
 pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, lines) = match t {
@@ -1368,7 +1368,7 @@ pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) 
     Block { lines, var }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 37
 /// accumulator: a sum, a product, a counter, a weighted sum, each from its identity.
 pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, init, update) = match t {
@@ -1393,7 +1393,7 @@ pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) ->
     Block { lines: vec![format!("let {var} = {init};"), update], var }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 37
 /// The buggy form of a correct block of `family`.
 pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
     match family {
@@ -1415,12 +1415,12 @@ pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Ve
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// Which generated tasks: train draws templates 0..TEMPLATES-1, held-out all TEMPLATES.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GenSplit { Train, Heldout }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// 3 public and 8 hidden tests of a generated (list, int) function, each set with an input the
 /// buggy source fails; None if the fixed source errors or fewer than two inputs catch the bug.
 pub fn draw_generated_tests(
@@ -1461,7 +1461,7 @@ pub fn draw_generated_tests(
     Some((public, take_tests(&mut pool, 8, fn_name)))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 39
 /// Generated task `id` of a split, one bug, a decoy with probability `decoy_rate`; None when
 /// the draw is rejected. Reproducible from (split, seed, id).
 pub fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> Option<Task> {
@@ -1513,13 +1513,13 @@ pub fn generate_task(split: GenSplit, seed: u64, id: usize, decoy_rate: f64) -> 
     Some(Task { id, family, variant, fn_name, prompt, buggy, fixed, public_tests, hidden_tests })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 39
 /// The first `n` accepted tasks of a split; ids are draw indices, so rejected ids are skipped.
 pub fn generate_tasks(split: GenSplit, seed: u64, n: usize, decoy_rate: f64) -> Vec<Task> {
     (0..).filter_map(|id| generate_task(split, seed, id, decoy_rate)).take(n).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 39
+// generated from book/src/04-environments-and-tools.md, saved block 40
 /// The true oracle of a task whose bugs `ops` fix: read, apply each op, test, submit.
 pub fn oracle_policy(ops: Vec<EditOp>) -> Policy {
     let mut next = 0; // ops applied so far
@@ -1537,7 +1537,7 @@ pub fn oracle_policy(ops: Vec<EditOp>) -> Policy {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 39
+// generated from book/src/04-environments-and-tools.md, saved block 40
 /// Read, then one of the five repairs at random, then submit: the protocol without the skill.
 pub fn read_then_random(seed: u64) -> Policy {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -1551,7 +1551,7 @@ pub fn read_then_random(seed: u64) -> Policy {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 40
+// generated from book/src/04-environments-and-tools.md, saved block 41
 /// Mean and 95% percentile-bootstrap interval of per-task rates, rows = seeds, columns =
 /// tasks: resample seeds, then tasks, 2000 times -> (mean, low, high).
 pub fn bootstrap_ci(per_task: &[Vec<f64>], rng: &mut ChaCha8Rng) -> (f64, f64, f64) {
@@ -1574,7 +1574,7 @@ pub fn bootstrap_ci(per_task: &[Vec<f64>], rng: &mut ChaCha8Rng) -> (f64, f64, f
     (mean, draws[50], draws[1949])
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 40
+// generated from book/src/04-environments-and-tools.md, saved block 41
 /// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
 /// builds the policy of one episode from the task and an episode counter.
 pub fn task_pass_rates(
@@ -1597,7 +1597,7 @@ pub fn task_pass_rates(
     tasks.iter().map(|task| rate(task)).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 41
+// generated from book/src/04-environments-and-tools.md, saved block 42
 /// A generated function in pieces: name and parameters, then per block (buggy lines, correct
 /// lines, variable), and the signs that combine the variables in the return line.
 pub struct Draft {
@@ -1606,7 +1606,7 @@ pub struct Draft {
     pub signs: Vec<&'static str>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 41
+// generated from book/src/04-environments-and-tools.md, saved block 42
 impl Draft {
     /// The buggy or the correct source.
     pub fn source(&self, buggy: bool) -> String {
@@ -1625,7 +1625,7 @@ impl Draft {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 42
+// generated from book/src/04-environments-and-tools.md, saved block 43
 /// Generated task `id` with `bugs` (2..=4) bugs of distinct families -> (task, the bugs'
 /// families); the task's `family` is the first of them. None when the draw is rejected.
 pub fn generate_multi_task(
@@ -1678,7 +1678,7 @@ pub fn generate_multi_task(
     Some((Task { id, variant: templates[0], ..task }, families))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 43
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// The checks and tests of a multi-bug draft -> its task (id and variant 0), or None.
 pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng) -> Option<Task> {
     let (buggy, fixed) = (draft.source(true), draft.source(false));
@@ -1702,7 +1702,7 @@ pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng
     Some(Task { id, family, variant, fn_name, prompt, buggy, fixed, public_tests, hidden_tests })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 43
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// The first `n` accepted tasks with `bugs` bugs -> (tasks, each task's bug families).
 pub fn generate_multi_tasks(
     split: GenSplit,
@@ -1714,7 +1714,7 @@ pub fn generate_multi_tasks(
     (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).unzip()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 44
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
 pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
     let mut props = serde_json::Map::new();
@@ -1728,7 +1728,7 @@ pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 46
 /// The `off_by_one` family: a range stops one short (`..`) or runs one past (`..=`).
 pub const OFF_BY_ONE_CODE: &str = r"
 fn sum_to(n) {
@@ -1767,7 +1767,7 @@ fn prefix_sum(xs, k) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// A list of 1..=5 items and an index k with k <= its length.
 pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     let xs = random_list(rng, 1..=5, -9..=9);
@@ -1775,7 +1775,7 @@ pub fn list_and_count(rng: &mut ChaCha8Rng) -> Vec<Value> {
     vec![Value::List(xs), Value::Int(k)]
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// Inputs of the `off_by_one` functions.
 pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1788,7 +1788,7 @@ pub fn off_by_one_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/04-environments-and-tools.md, saved block 48
 /// The `strictness` family: a comparison is strict where it should not be, or the reverse.
 pub const STRICTNESS_CODE: &str = r"
 fn count_above(xs, t) {
@@ -1838,7 +1838,7 @@ fn doublings(limit) {
     steps
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 48
+// generated from book/src/04-environments-and-tools.md, saved block 49
 /// Inputs of the `strictness` functions.
 pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1850,7 +1850,7 @@ pub fn strictness_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 49
+// generated from book/src/04-environments-and-tools.md, saved block 50
 /// The `zero_division` family: a division by a value that can be 0 lacks its guard.
 pub const ZERO_DIVISION_CODE: &str = r"
 fn mean_first(xs, k) {
@@ -1897,7 +1897,7 @@ fn remainder_sum(xs, m) {
     total
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 50
+// generated from book/src/04-environments-and-tools.md, saved block 51
 /// Inputs of the `zero_division` functions.
 pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1912,7 +1912,7 @@ pub fn zero_division_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 51
+// generated from book/src/04-environments-and-tools.md, saved block 52
 /// The `accumulator` family: an accumulator starts at the wrong identity (0 for `*=`, 1 for `+=`).
 pub const ACCUMULATOR_CODE: &str = r"
 fn product(xs) {
@@ -1959,7 +1959,7 @@ fn power(b, e) {
     r
 }";
 
-// generated from book/src/04-environments-and-tools.md, saved block 52
+// generated from book/src/04-environments-and-tools.md, saved block 53
 /// Inputs of the `accumulator` functions.
 pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     use Value::{Int, List};
@@ -1976,7 +1976,7 @@ pub fn accumulator_args(variant: usize, rng: &mut ChaCha8Rng) -> Vec<Value> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 53
+// generated from book/src/04-environments-and-tools.md, saved block 54
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1986,7 +1986,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 53
+// generated from book/src/04-environments-and-tools.md, saved block 54
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1998,7 +1998,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 53
+// generated from book/src/04-environments-and-tools.md, saved block 54
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -2024,7 +2024,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 54
+// generated from book/src/04-environments-and-tools.md, saved block 55
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];
@@ -2062,7 +2062,7 @@ pub fn add_zero_guard(source: &str) -> String {
     out.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 55
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -2070,17 +2070,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 55
+// generated from book/src/04-environments-and-tools.md, saved block 56
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 55
+// generated from book/src/04-environments-and-tools.md, saved block 56
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/04-environments-and-tools.md, saved block 55
+// generated from book/src/04-environments-and-tools.md, saved block 56
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -2092,7 +2092,7 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 56
+// generated from book/src/04-environments-and-tools.md, saved block 57
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -2100,7 +2100,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 56
+// generated from book/src/04-environments-and-tools.md, saved block 57
 /// Parse `train`, `heldout`, or `all`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -2109,7 +2109,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 56
+// generated from book/src/04-environments-and-tools.md, saved block 57
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -2117,7 +2117,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 56
+// generated from book/src/04-environments-and-tools.md, saved block 57
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -2126,7 +2126,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 56
+// generated from book/src/04-environments-and-tools.md, saved block 57
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -2134,7 +2134,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 56
+// generated from book/src/04-environments-and-tools.md, saved block 57
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
@@ -2143,7 +2143,7 @@ impl FromStr for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 57
+// generated from book/src/04-environments-and-tools.md, saved block 58
 /// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = [
