@@ -639,6 +639,8 @@ pub fn micro_backward(
     let (mask, t1, index) = (&mb.action_mask, mb.action_mask.size()[1], row_index(rows));
     let pick = |x: &Tensor| x.index_select(0, &index).narrow(1, 0, t1); // [b, T-1]
     let logits = model.forward(&mb.ids.narrow(1, 0, t1)); // [b, T-1, V]
+    // pi_theta as it samples: logits divided by the sampling temperature, as verl's actor does
+    let logits = if cfg.temperature == 1.0 { logits } else { logits / cfg.temperature };
     let logp = selected_log_probs(&logits, &mb.ids.narrow(1, 1, t1)); // [b, T-1]
     let adv = inputs.advantages.index_select(0, &index); // [b]
     let part = LossNorms::of(mask, cfg);
@@ -682,9 +684,10 @@ pub fn rl_update(
     if batch.ids.size()[0] == 0 {
         return UpdateStats::default(); // no episode, nothing to learn
     }
-    // pi_old and pi_ref as the ratio and the KL penalty score them: the models themselves
-    let old_logp = batch_log_probs(model, batch, cfg.micro_batch, 1.0); // [B, T-1]
-    let ref_logp = ref_model.map(|r| batch_log_probs(r, batch, cfg.micro_batch, 1.0));
+    assert!(cfg.temperature > 0.0, "rl_update: the sampling temperature must be positive");
+    // pi_old and pi_ref at the sampling temperature: the distribution the tokens came from
+    let score = |m: &TinyAgent| batch_log_probs(m, batch, cfg.micro_batch, cfg.temperature);
+    let (old_logp, ref_logp) = (score(model), ref_model.map(score)); // [B, T-1] each
     let inputs = UpdateInputs { batch, advantages, old_logp, ref_logp };
     let b = batch.ids.size()[0] as usize;
     let mut total = UpdateStats::default();
