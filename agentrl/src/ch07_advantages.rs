@@ -187,7 +187,7 @@ impl Default for GroupAdvantageOptions {
 // generated from book/src/07-advantages.md, saved block 5
 /// GRPO-style advantages: rewards [B] in groups of G -> (r - group mean) [/ group std], [B].
 /// Groups are consecutive; the std is the sample std (G - 1 in the denominator); a group of
-/// one gets 0.
+/// one, and any group whose rewards are all equal, gets exactly 0.
 pub fn group_advantages(rewards: &Tensor, group_size: i64, opts: GroupAdvantageOptions) -> Tensor {
     let whole = group_size >= 1 && rewards.numel() as i64 % group_size == 0;
     assert!(whole, "group_advantages: {} rewards are not groups of {group_size}", rewards.numel());
@@ -198,7 +198,9 @@ pub fn group_advantages(rewards: &Tensor, group_size: i64, opts: GroupAdvantageO
     } else {
         centered
     };
-    adv.view([-1]) // [B]
+    // equal rewards carry no signal, whatever rounding makes of their mean and std
+    let equal = groups.eq_tensor(&groups.narrow(1, 0, 1)).all_dim(1, true); // [B / G, 1]
+    adv.where_self(&equal.logical_not(), &adv.zeros_like()).view([-1]) // [B]
 }
 
 // generated from book/src/07-advantages.md, saved block 5
