@@ -8,17 +8,20 @@ use tch::{Kind, Tensor};
 
 // generated from book/src/06-policy-gradients.md, saved block 1
 /// Mean of x where mask is 1: x, mask [B, T] (mask of 0/1) -> scalar (dim None) or reduced
-/// over `dim`. Masked-out entries are selected away, never multiplied, so -inf or NaN there
-/// is harmless; a mean over no positions is 0.
+/// over `dim`, in x's precision (f64 stays f64, anything else is f32). Masked-out entries of x
+/// are selected away, never multiplied, so -inf or NaN there reaches neither the value nor
+/// x's gradient; the inputs x was computed from must be masked by whoever computed it. A
+/// mean over no positions is 0.
 pub fn masked_mean(x: &Tensor, mask: &Tensor, dim: Option<i64>) -> Tensor {
     let keep = mask.gt(0.0);
-    let kept = x.where_self(&keep, &x.zeros_like()).to_kind(Kind::Float);
-    let count = keep.to_kind(Kind::Float);
+    let kind = if x.kind() == Kind::Double { Kind::Double } else { Kind::Float };
+    let kept = x.where_self(&keep, &x.zeros_like()).to_kind(kind);
+    let count = keep.to_kind(kind);
     match dim {
-        None => kept.sum(Kind::Float) / count.sum(Kind::Float).clamp_min(1.0),
+        None => kept.sum(kind) / count.sum(kind).clamp_min(1.0),
         Some(d) => {
-            let total = kept.sum_dim_intlist(d, false, Kind::Float);
-            total / count.sum_dim_intlist(d, false, Kind::Float).clamp_min(1.0)
+            let total = kept.sum_dim_intlist(d, false, kind);
+            total / count.sum_dim_intlist(d, false, kind).clamp_min(1.0)
         }
     }
 }
@@ -40,19 +43,20 @@ pub enum LossMode {
 /// Reduce per-token terms [B, T] under mask [B, T] to a scalar; `mode` sets each token's weight.
 pub fn aggregate_loss(per_token: &Tensor, mask: &Tensor, mode: LossMode) -> Tensor {
     let keep = mask.gt(0.0); // [B, T]
-    let x = per_token.where_self(&keep, &per_token.zeros_like()).to_kind(Kind::Float);
+    let kind = if per_token.kind() == Kind::Double { Kind::Double } else { Kind::Float };
+    let x = per_token.where_self(&keep, &per_token.zeros_like()).to_kind(kind);
     let (b, t) = per_token.size2().unwrap();
     match mode {
         LossMode::TokenMean => masked_mean(&x, mask, None),
         LossMode::SequenceMean => {
             let per_seq = masked_mean(&x, mask, Some(1)); // [B]
-            let has_tokens = keep.any_dim(1, false).to_kind(Kind::Float); // [B]
-            per_seq.sum(Kind::Float) / has_tokens.sum(Kind::Float).clamp_min(1.0)
+            let has_tokens = keep.any_dim(1, false).to_kind(kind); // [B]
+            per_seq.sum(kind) / has_tokens.sum(kind).clamp_min(1.0)
         }
         LossMode::ConstantNorm { norm } => {
             let norm = norm.unwrap_or(t as f64);
             assert!(norm > 0.0, "aggregate_loss: ConstantNorm needs a positive norm, got {norm}");
-            x.sum(Kind::Float) / (b as f64 * norm)
+            x.sum(kind) / (b as f64 * norm)
         }
     }
 }
@@ -66,8 +70,10 @@ use tch::nn;
 pub fn reinforce_loss(logp: &Tensor, advantages: &Tensor, mask: &Tensor, mode: LossMode) -> Tensor {
     let adv =
         if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
-    let per_token = -(adv.detach().to_kind(Kind::Float) * logp); // [B, T]
-    aggregate_loss(&per_token, mask, mode)
+    let adv = adv.detach().to_kind(logp.kind()).expand_as(logp); // [B, T]
+    // select before multiplying: a NaN advantage under mask 0 would make logp's gradient NaN
+    let adv = adv.where_self(&mask.gt(0.0), &adv.zeros_like());
+    aggregate_loss(&-(adv * logp), mask, mode)
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 3

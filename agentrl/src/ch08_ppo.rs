@@ -84,7 +84,8 @@ pub fn ppo_policy_loss(
     let keep = mask.gt(0.0); // [B, T]
     let adv =
         if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
-    let adv = adv.detach().to_kind(Kind::Float).expand_as(logp);
+    let adv = adv.detach().to_kind(logp.kind()).expand_as(logp);
+    let adv = adv.where_self(&keep, &adv.zeros_like()); // NaN under mask 0 never reaches a gradient
     // select first: what a masked position holds (-inf, NaN) never reaches exp
     let log_ratio = (logp - old_logp.detach()).where_self(&keep, &logp.zeros_like());
     let log_ratio = log_ratio.clamp(-opts.max_log_ratio, opts.max_log_ratio); // [B, T]
@@ -130,13 +131,16 @@ pub fn value_loss(
     clip: Option<f64>,
 ) -> Tensor {
     assert!(clip.is_none_or(|c| c >= 0.0), "value_loss: a value clip must be >= 0");
-    let returns = returns.detach();
-    let plain = (values - &returns).square(); // [B, T]
+    let keep = mask.gt(0.0);
+    // select first: NaN or inf under mask 0 would make the squared error's gradient NaN
+    let clean = |x: &Tensor| x.where_self(&keep, &x.zeros_like()); // [B, T]
+    let (values, returns) = (clean(values), clean(&returns.detach()));
+    let plain = (&values - &returns).square(); // [B, T]
     let per_token = match clip {
         None => plain,
         Some(c) => {
-            let old = old_values.detach();
-            let clipped = (values - &old).clamp(-c, c) + &old; // [B, T]
+            let old = clean(&old_values.detach());
+            let clipped = (&values - &old).clamp(-c, c) + &old; // [B, T]
             plain.maximum(&(clipped - &returns).square())
         }
     };
