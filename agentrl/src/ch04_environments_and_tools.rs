@@ -1585,7 +1585,7 @@ pub fn task_pass_rates(
 ) -> Vec<f64> {
     let mut seed = 0u64;
     let mut env = BugFixEnv::new(opts.clone());
-    let mut rate = |task: &Task| {
+    let rate = |task: &Task| {
         let mut passed = 0;
         for _ in 0..episodes {
             seed += 1;
@@ -1594,7 +1594,7 @@ pub fn task_pass_rates(
         }
         passed as f64 / episodes as f64
     };
-    tasks.iter().map(|task| rate(task)).collect()
+    tasks.iter().map(rate).collect()
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 42

@@ -365,7 +365,7 @@ pub fn sample_episodes(
     seed: u64,
 ) -> Vec<Trajectory> {
     let repeated: Vec<Task> =
-        tasks.iter().flat_map(|t| std::iter::repeat(t.clone()).take(n)).collect();
+        tasks.iter().flat_map(|t| std::iter::repeat_n(t.clone(), n)).collect();
     let mut envs: Vec<BugFixEnv> =
         repeated.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

@@ -108,7 +108,7 @@ pub fn make_critic(model: &TinyAgent) -> TinyAgent {
     tch::no_grad(|| {
         for (name, mut var) in critic.vs.variables() {
             match source.get(&name) {
-                Some(w) if name != "head.weight" => _ = var.copy_(w),
+                Some(w) if name != "head.weight" => var.copy_(w),
                 _ => _ = var.zero_(),
             }
         }

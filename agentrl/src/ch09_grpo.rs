@@ -273,7 +273,7 @@ pub fn group_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<
     let mut episode_tasks = Vec::with_capacity(tasks.len() * cfg.group_size);
     for task in tasks {
         let task = if cfg.anonymize { randomize_names(task, rng) } else { task.clone() };
-        episode_tasks.extend(std::iter::repeat(task).take(cfg.group_size));
+        episode_tasks.extend(std::iter::repeat_n(task, cfg.group_size));
     }
     episode_tasks
 }
@@ -627,6 +627,8 @@ impl LossNorms {
 /// Forward and backward on the micro-batch `rows` of a minibatch whose normalizers are
 /// `whole`, every loss term scaled by its share of the minibatch -> statistics, weighted
 /// the same way.
+// `loss += term` on a tch tensor adds in place; out of place, each term is its own graph node
+#[allow(clippy::assign_op_pattern)]
 pub fn micro_backward(
     model: &TinyAgent,
     inputs: &UpdateInputs,
@@ -671,6 +673,8 @@ pub fn micro_backward(
 // generated from book/src/09-grpo.md, saved block 16
 /// `cfg.epochs` passes of (at most) `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
+// eight inputs, each a different thing the caller owns (model, optimizer, batch, ...)
+#[allow(clippy::too_many_arguments)]
 pub fn rl_update(
     model: &TinyAgent,
     opt: &mut FlatAdam,

@@ -128,9 +128,11 @@ pub struct RegularizedStats {
 }
 
 // generated from book/src/10-kl-entropy.md, saved block 5
-/// What `regularized_update` adds to the policy loss for one micro-batch: -entropy_coef * entropy
-/// + kl_coef * kl_estimate (when the KL is in the loss), both reduced as `cfg.loss_mode` reduces
-/// the loss -> (term, entropy, KL).
+/// What `regularized_update` adds to the policy loss for one micro-batch: -entropy_coef times
+/// the entropy, plus kl_coef times `kl_estimate` when the KL is in the loss, both reduced as
+/// `cfg.loss_mode` reduces the loss -> (term, entropy, KL).
+// `term += kl` on a tch tensor adds in place; out of place, each term is its own graph node
+#[allow(clippy::assign_op_pattern)]
 pub fn regularizer_terms(
     logits: &Tensor,
     logp: &Tensor,
@@ -162,6 +164,8 @@ use std::cell::Cell;
 // generated from book/src/10-kl-entropy.md, saved block 6
 /// `rl_update` with an entropy bonus and a KL term by `kl_estimate` against `ref_model`
 /// (needed when `reg.kl_coef > 0` and the KL is not in the reward) -> statistics.
+// `rl_update`'s eight inputs plus the regularizers
+#[allow(clippy::too_many_arguments)]
 pub fn regularized_update(
     model: &TinyAgent,
     opt: &mut FlatAdam,

@@ -189,7 +189,8 @@ pub fn context_rollout_batch<E: Env>(
         .map(|(env, task)| Episode::start(tok, &env.reset(task)))
         .collect();
     check_rollout_fits(model, tok, opts.rollout, episodes.iter().map(|e| e.ids.len()));
-    let mut sampled: Vec<Vec<(Vec<i64>, Vec<i64>, Vec<f32>)>> = vec![vec![]; tasks.len()];
+    type Calls = Vec<(Vec<i64>, Vec<i64>, Vec<f32>)>; // per call: view, call ids, log-probs
+    let mut sampled: Vec<Calls> = vec![vec![]; tasks.len()];
     let (mut running, mut stats): (Vec<usize>, _) =
         ((0..tasks.len()).collect(), RolloutStats::default());
     while !running.is_empty() {
@@ -276,6 +277,8 @@ pub enum SampleLevel {
 /// `keep_obs`, episode-level group advantages, zero-signal groups dropped -> (kept, all
 /// episodes). Kept are episodes (`SampleLevel::Episode`, for `grpo_update`) or call samples
 /// whose `reward` holds their episode's advantage (`SampleLevel::Call`, for `call_update`).
+// `sample_step`'s inputs plus the context window and the sample level
+#[allow(clippy::too_many_arguments)]
 pub fn context_sample_step(
     model: &TinyAgent,
     env_factory: &dyn Fn(&RLConfig) -> Box<dyn Env>,

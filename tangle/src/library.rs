@@ -641,7 +641,6 @@ pub fn crate_files(book: &Book, upto: usize, workspace_root: bool) -> Result<Vec
     lib.push_line(&format!("//! {GENERATED_HEADER}"), None);
     lib.push_line("//!", None);
     lib.push_line("//! Every chapter's saved items are re-exported at the root: `agentrl::make_tasks`.", None);
-    lib.push_line("#![allow(clippy::all)]", None);
     lib.push_line("// Doc comments write tensor shapes as `[B]`, `[S, A]`: not links to items.", None);
     lib.push_line("#![allow(rustdoc::broken_intra_doc_links)]", None);
     lib.push_line("", None);
