@@ -285,48 +285,69 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 // generated from book/src/06-policy-gradients.md, saved block 7
-/// Options of `make_base_agent`: which scripted policies to imitate, how much, how long.
+/// Which scripted player a demonstration episode comes from (Chapter 4's policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Demonstrator {
+    /// `read_then_random`: read, one of the five repairs at random, submit.
+    ReadThenRandom,
+    /// The `random` policy: any tool, any op, now and then a malformed call.
+    Random,
+    /// The true oracle (`oracle_policy` given the task's repair): read, fix, test, submit.
+    Oracle,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 7
+impl Demonstrator {
+    /// The policy of one episode of this demonstrator on `task`.
+    pub fn policy(self, task: &Task, seed: u64) -> Policy {
+        match self {
+            Demonstrator::ReadThenRandom => read_then_random(seed),
+            Demonstrator::Random => scripted_policy(PolicyKind::Random, seed),
+            Demonstrator::Oracle => oracle_policy(vec![task.family.op()]),
+        }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 7
+/// Options of `make_base_agent`: which scripted players to imitate, how much, how long.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BaseAgentOptions {
     pub seed: u64,
-    pub kinds: Vec<PolicyKind>,
-    pub episodes_per_task: usize,
+    /// (demonstrator, episodes): episode i plays train task i (cycling past the last task).
+    pub demos: Vec<(Demonstrator, usize)>,
     pub steps: usize,
     pub batch_size: usize,
     pub lr: f64,
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 7
-/// Defaults: seed 0, random and blind play, 8 episodes per task, 120 steps of 16, lr 3e-3.
+/// Defaults: seed 0, 1,000 read-then-random and 200 random episodes, 200 steps of 16, lr 3e-3.
 impl Default for BaseAgentOptions {
     fn default() -> Self {
-        let kinds = vec![PolicyKind::Random, PolicyKind::Blind];
-        Self { seed: 0, kinds, episodes_per_task: 8, steps: 120, batch_size: 16, lr: 3e-3 }
+        let demos = vec![(Demonstrator::ReadThenRandom, 1000), (Demonstrator::Random, 200)];
+        Self { seed: 0, demos, steps: 200, batch_size: 16, lr: 3e-3 }
     }
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 7
-/// Scripted episodes of the given kinds on `tasks`, `per_task` each, policy seeds from `seed`.
+/// Scripted episodes on `tasks` as `demos` lists them, policy seeds drawn from `seed`.
 pub fn scripted_demos(
     tasks: &[Task],
     tok: &Tokenizer,
-    kinds: &[PolicyKind],
-    per_task: usize,
+    demos: &[(Demonstrator, usize)],
     seed: u64,
 ) -> Vec<Trajectory> {
     let mut seeds = ChaCha8Rng::seed_from_u64(seed);
     let mut env = BugFixEnv::new(BugFixEnvOptions::default());
-    let mut demos = vec![];
-    for &kind in kinds {
-        for task in tasks {
-            for _ in 0..per_task {
-                let mut policy = scripted_policy(kind, seeds.gen());
-                let opts = RolloutOptions::default();
-                demos.push(scripted_rollout(&mut *policy, &mut env, task, tok, opts));
-            }
+    let mut episodes = vec![];
+    for &(demonstrator, n) in demos {
+        for task in tasks.iter().cycle().take(n) {
+            let mut policy = demonstrator.policy(task, seeds.gen());
+            let opts = RolloutOptions::default();
+            episodes.push(scripted_rollout(&mut *policy, &mut env, task, tok, opts));
         }
     }
-    demos
+    episodes
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 8
@@ -348,10 +369,9 @@ pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOpt
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 8
-/// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train tasks.
-pub fn make_base_agent(tok: &Tokenizer, opts: BaseAgentOptions) -> TinyAgent {
-    let tasks = make_tasks(Split::Train, 0);
-    let demos = scripted_demos(&tasks, tok, &opts.kinds, opts.episodes_per_task, opts.seed);
+/// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train `tasks`.
+pub fn make_base_agent(tok: &Tokenizer, tasks: &[Task], opts: BaseAgentOptions) -> TinyAgent {
+    let demos = scripted_demos(tasks, tok, &opts.demos, opts.seed);
     behavior_clone(tok, &demos, &opts)
 }
 

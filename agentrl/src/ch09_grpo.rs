@@ -34,7 +34,7 @@ pub enum KlKind {
 }
 
 // generated from book/src/09-grpo.md, saved block 1
-/// Settings of `train_rl`; `Default` is the book's GRPO on the anonymized one-edit gym.
+/// Settings of `train_rl`; `Default` is the book's GRPO on the one-edit gym.
 #[derive(Clone)]
 pub struct RLConfig {
     /// Episodes per task per step (G).
@@ -61,7 +61,8 @@ pub struct RLConfig {
     pub temperature: f64,
     pub max_turns: usize,
     pub max_edits: usize,
-    /// Rename each task's function at random (`randomize_names`) for every group.
+    /// Rename each task's function at random (`randomize_names`) for every group: needed
+    /// when names identify tasks (a hand-written catalogue), not on generated tasks.
     pub anonymize: bool,
     pub reward: RewardFn,
     pub seed: u64,
@@ -76,7 +77,7 @@ use std::sync::Arc;
 // generated from book/src/09-grpo.md, saved block 2
 /// GRPO: groups of 8 from 16 tasks, z-scored advantages, zero-signal groups dropped, token
 /// ratios clipped at 0.2, 1 epoch of 2 minibatches in micro-batches of 16 rows, token mean,
-/// no KL, Adam at 1e-3, 6 turns, 1 edit, anonymized names, hidden-test reward.
+/// no KL, Adam at 1e-3, 6 turns, 1 edit, names as generated, hidden-test reward.
 impl Default for RLConfig {
     fn default() -> Self {
         RLConfig {
@@ -98,7 +99,7 @@ impl Default for RLConfig {
             temperature: 1.0,
             max_turns: 6,
             max_edits: 1,
-            anonymize: true,
+            anonymize: false,
             reward: Arc::new(hidden_reward),
             seed: 0,
         }
@@ -252,18 +253,12 @@ pub fn randomize_names(task: &Task, rng: &mut ChaCha8Rng) -> Task {
 use rand::SeedableRng;
 
 // generated from book/src/09-grpo.md, saved block 6
-/// The RL starting point from Chapter 9 on: the base agent's recipe on anonymized train tasks,
-/// with one demonstration set in nine from the oracle (2 of 18 episodes per task), cloned for
-/// 300 steps instead of 120 so that what the demonstrations contain is actually learned.
-pub fn make_rl_base(tok: &Tokenizer, seed: u64) -> TinyAgent {
-    let opts = BaseAgentOptions { seed, steps: 300, ..Default::default() };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let tasks: Vec<Task> =
-        make_tasks(Split::Train, 0).iter().map(|t| randomize_names(t, &mut rng)).collect();
-    let mut demos = scripted_demos(&tasks, tok, &opts.kinds, opts.episodes_per_task, seed);
-    let oracle_per_task = opts.episodes_per_task / 4; // 8 random + 8 blind + 2 oracle
-    demos.extend(scripted_demos(&tasks, tok, &[PolicyKind::Oracle], oracle_per_task, seed));
-    behavior_clone(tok, &demos, &opts)
+/// The RL starting point from Chapter 9 on: the base agent's recipe (Chapter 6's defaults) on
+/// the train `tasks`, plus 100 episodes of the true oracle: one demonstration in thirteen.
+pub fn make_rl_base(tok: &Tokenizer, tasks: &[Task], seed: u64) -> TinyAgent {
+    let mut opts = BaseAgentOptions { seed, ..Default::default() };
+    opts.demos.push((Demonstrator::Oracle, 100));
+    make_base_agent(tok, tasks, opts)
 }
 
 // generated from book/src/09-grpo.md, saved block 6

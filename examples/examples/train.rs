@@ -25,14 +25,15 @@ struct Cli {
     out: PathBuf,
 }
 
-fn report(name: &str, model: &arl::TinyAgent, tok: &arl::Tokenizer) -> (f64, f64) {
+fn report(name: &str, model: &arl::TinyAgent, gym: &(Vec<arl::Task>, Vec<arl::Task>, arl::Tokenizer)) -> (f64, f64) {
+    let (train_tasks, heldout_tasks, tok) = gym;
     let (cfg, env) = (arl::RLConfig::default(), &arl::make_env);
     let eval = |tasks: &[arl::Task], n, seed| {
         let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
         arl::evaluate(model, tasks, tok, opts, &cfg, env)
     };
-    let train = eval(&arl::make_tasks(arl::Split::Train, 0), 8, 11);
-    let heldout = eval(&arl::make_tasks(arl::Split::Heldout, 0), 16, 12);
+    let train = eval(&train_tasks[..200], 4, 11);
+    let heldout = eval(heldout_tasks, 4, 12);
     println!("{name:<8} train:    {train}");
     println!("{name:<8} held-out: {heldout}");
     (train.pass_rate, heldout.pass_rate)
@@ -41,11 +42,11 @@ fn report(name: &str, model: &arl::TinyAgent, tok: &arl::Tokenizer) -> (f64, f64
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
     tch::set_num_threads(1);
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let train_tasks = arl::make_tasks(arl::Split::Train, 0);
+    let gym = examples::book_gym();
+    let (train_tasks, tok) = (&gym.0, &gym.2);
     eprintln!("cloning the base agent (make_rl_base, seed {})", cli.seed);
-    let model = arl::make_rl_base(&tok, cli.seed);
-    let before = report("base", &model, &tok);
+    let model = arl::make_rl_base(tok, train_tasks, cli.seed);
+    let before = report("base", &model, &gym);
 
     let bar = indicatif::ProgressBar::new(cli.steps as u64).with_style(
         indicatif::ProgressStyle::with_template("GRPO {bar:30} {pos}/{len} steps, {elapsed}, {msg}")
@@ -53,21 +54,21 @@ fn main() -> std::io::Result<()> {
     );
     // The standard sampling step, counted on the bar with the batch's pass rate.
     let sample = |model: &arl::TinyAgent, tasks: &[arl::Task], cfg: &arl::RLConfig, rng: &mut ChaCha8Rng| {
-        let (kept, all) = arl::sample_step(model, &arl::make_env, tasks, &tok, cfg, rng);
+        let (kept, all) = arl::sample_step(model, &arl::make_env, tasks, tok, cfg, rng);
         bar.set_message(format!("batch pass rate {:.3}", arl::behavior_stats(&all).pass_rate));
         bar.inc(1);
         (kept, all)
     };
     let cfg = arl::RLConfig { seed: cli.seed, ..Default::default() };
     let opts = arl::TrainOptions { sample: Some(&sample), ..Default::default() };
-    arl::train_rl(&model, &train_tasks, &tok, &cfg, cli.steps, opts);
+    arl::train_rl(&model, train_tasks, tok, &cfg, cli.steps, opts);
     bar.finish();
-    let after = report("trained", &model, &tok);
+    let after = report("trained", &model, &gym);
     println!(
         "pass rate, train {:.3} -> {:.3}, held-out {:.3} -> {:.3} after {} GRPO steps",
         before.0, after.0, before.1, after.1, cli.steps
     );
-    examples::save_agent(&model, &tok, &cli.out)?;
+    examples::save_agent(&model, tok, &cli.out)?;
     println!("saved to {}", cli.out.display());
     Ok(())
 }

@@ -16,6 +16,15 @@ use std::path::Path;
 use agentrl as arl;
 use serde::{Deserialize, Serialize};
 
+/// The book's gym (chapter 04 §4.9): 1,000 generated train tasks, 200 held-out tasks, and
+/// the tokenizer built over both, as every chapter from 06 on builds them.
+pub fn book_gym() -> (Vec<arl::Task>, Vec<arl::Task>, arl::Tokenizer) {
+    let train = arl::generate_tasks(arl::GenSplit::Train, 0, 1000, 0.8);
+    let heldout = arl::generate_tasks(arl::GenSplit::Heldout, 0, 200, 0.8);
+    let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
+    (train, heldout, tok)
+}
+
 /// The model's shape and the tokenizer's words, as `config.json` holds them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedConfig {

@@ -1,7 +1,7 @@
 //! Chapter 9 lab: the critic-free family on one budget. For each seed, one base agent
 //! (`make_rl_base`), then `STEPS` steps of `train_rl` for each variant, every variant from the
-//! same base with the same RLConfig seed; all evaluated on the chapter's draws (8 episodes per
-//! train task, seed 11; 16 per held-out task, seed 12).
+//! same base with the same RLConfig seed; all evaluated on the chapter's draws (4 episodes on
+//! each of the first 200 train tasks, seed 11; 4 per held-out task, seed 12).
 //!
 //! Variants: GRPO (the default), GRPO keeping zero-signal groups, Dr. GRPO (no std, a constant
 //! normalizer), RLOO, GSPO (sequence ratio), clip-higher (DAPO's eps_high 0.28), and dynamic
@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
 const LAB: &str = "grpo_family";
-const STEPS: usize = 40;
+const STEPS: usize = 100;
 /// Dynamic sampling draws at most this many rounds of `tasks_per_step` groups per step.
 const MAX_ROUNDS: usize = 4;
 
@@ -68,7 +68,7 @@ fn main() -> std::io::Result<()> {
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(tok, seed);
+        let base = arl::make_rl_base(tok, train, seed);
         let (base_train, base_heldout) = lab.chapter_eval(&base);
         println!("seed {seed}: base held-out {:.3} train {:.3}", base_heldout.pass_rate, base_train.pass_rate);
         let mut by_variant = Vec::new();
@@ -88,8 +88,8 @@ fn main() -> std::io::Result<()> {
             );
             by_variant.push(json!({
                 "variant": name,
-                "train": labs::behavior_json(&after_train),
-                "heldout": labs::behavior_json(&after_heldout),
+                "train": after_train.json(),
+                "heldout": after_heldout.json(),
                 "sampled_pass": history.iter().map(|r| r.sampled.pass_rate).collect::<Vec<_>>(),
                 "sampled_episodes": history.iter().map(|r| r.sampled.episodes).collect::<Vec<_>>(),
                 "kept": history.iter().map(|r| r.kept).collect::<Vec<_>>(),
@@ -98,7 +98,7 @@ fn main() -> std::io::Result<()> {
         }
         runs.push(json!({
             "seed": seed,
-            "base": { "train": labs::behavior_json(&base_train), "heldout": labs::behavior_json(&base_heldout) },
+            "base": { "train": base_train.json(), "heldout": base_heldout.json() },
             "variants": by_variant,
         }));
     }

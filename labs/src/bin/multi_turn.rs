@@ -28,9 +28,9 @@ const STEPS: usize = 16;
 fn main() -> std::io::Result<()> {
     let lab = labs::Lab::start(2);
     let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
-    let single: Vec<arl::Task> = train.iter().map(arl::single_turn).collect();
+    let single: Vec<arl::Task> = train[..200].iter().map(arl::single_turn).collect();
     let single_heldout: Vec<arl::Task> = lab.heldout.iter().map(arl::single_turn).collect();
-    let mixed: Vec<arl::Task> = train.iter().cloned().chain(single.iter().cloned()).collect();
+    let mixed: Vec<arl::Task> = train[..200].iter().cloned().chain(single.iter().cloned()).collect();
     let cfg = arl::RLConfig::default();
     let penalized = |p: f64| -> arl::RewardFn {
         Arc::new(move |info: &arl::EpisodeInfo| arl::hidden_reward(info) - p * info.turns as f64)
@@ -38,15 +38,15 @@ fn main() -> std::io::Result<()> {
     // every evaluation uses the default (unpenalized) reward; the full-context ones use the
     // mixed environment, which is the plain one-edit environment on multi-turn tasks
     let report = |m: &arl::TinyAgent, with_single: bool| {
-        let eval = |tasks: &[arl::Task], draws| labs::behavior_json(&lab.evaluate(m, tasks, draws, &cfg, &arl::make_mixed_env));
+        let eval = |tasks: &[arl::Task], draws| lab.evaluate(m, tasks, draws, &cfg, &arl::make_mixed_env).json();
         let ctx = |k: usize| {
             let opts = arl::EvalOptions { n_samples: 4, seed: 11, ..Default::default() };
-            let s = arl::evaluate_context(m, train, tok, Some(k), opts, &cfg, &arl::make_env);
+            let s = arl::evaluate_context(m, &train[..200], tok, Some(k), opts, &cfg, &arl::make_env);
             (format!("{k}"), labs::behavior_json(&s))
         };
         let keep: serde_json::Map<String, serde_json::Value> = [0, 1, 2].into_iter().map(ctx).collect();
         let mut out = json!({
-            "train": eval(train, labs::TRAIN_DRAWS),
+            "train": eval(&train[..200], labs::TRAIN_DRAWS),
             "heldout": eval(&lab.heldout, labs::HELDOUT_DRAWS),
             "train_keep_obs": keep,
         });
@@ -58,7 +58,7 @@ fn main() -> std::io::Result<()> {
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(tok, seed);
+        let base = arl::make_rl_base(tok, train, seed);
         let mut variants = serde_json::Map::new();
         variants.insert("base".into(), report(&base, true));
         let run_cfg = arl::RLConfig { seed, ..cfg.clone() };

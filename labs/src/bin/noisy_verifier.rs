@@ -29,8 +29,8 @@ fn main() -> std::io::Result<()> {
         Box::new(arl::LoggedEnv::new(arl::make_env(cfg), log.clone()))
     };
     // evaluation on the exact hidden tests, in the plain environment (not logged)
-    let fields = |s: arl::BehaviorStats| {
-        json!({ "pass_rate": s.pass_rate, "reads": s.reads, "turns": s.turns, "first_edit_right": s.first_edit_right })
+    let fields = |s: labs::Evaluation| {
+        json!({ "pass_rate": s.pass_rate, "reads": s.reads, "turns": s.turns, "first_edit_right": s.first_edit_right, "per_task": s.per_task })
     };
     let eval = |m: &arl::TinyAgent| {
         let (train, heldout) = lab.chapter_eval(m);
@@ -38,7 +38,7 @@ fn main() -> std::io::Result<()> {
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(tok, seed);
+        let base = arl::make_rl_base(tok, train, seed);
         let (tr, he) = eval(&base);
         runs.push(json!({ "seed": seed, "false_neg": null, "false_pos": null, "train": tr, "heldout": he }));
         for (false_neg, false_pos) in NOISE {

@@ -35,14 +35,14 @@ fn main() -> std::io::Result<()> {
     let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], draws| lab.evaluate(m, tasks, draws, &cfg, &arl::make_env).pass_rate;
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(tok, seed);
+        let base = arl::make_rl_base(tok, train, seed);
         let reference = base.frozen();
         for (name, reg) in variants() {
             let model = base.clone();
             let run_cfg = arl::RLConfig { seed, ..cfg.clone() };
             let opts = arl::TrainOptions { ref_model: Some(&reference), ..Default::default() };
             let history = arl::train_regularized(&model, train, tok, &run_cfg, STEPS, reg, opts);
-            let (train_pass, heldout_pass) = (eval(&model, train, (4, 11)), eval(&model, &lab.heldout, (8, 12)));
+            let (train_pass, heldout_pass) = (eval(&model, &train[..200], (4, 11)), eval(&model, &lab.heldout, (4, 12)));
             let last = history.last().unwrap();
             println!(
                 "seed {seed} {name:<12} train {train_pass:.3} held-out {heldout_pass:.3} entropy {:.3} kl {:.3}",

@@ -38,7 +38,7 @@ fn main() -> std::io::Result<()> {
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
-        let base = arl::make_rl_base(tok, seed);
+        let base = arl::make_rl_base(tok, train, seed);
         let base_eval = eval(&base);
         for (name, reward) in arms {
             log.borrow_mut().clear();

@@ -115,6 +115,15 @@ fn draw_legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
     Ok(())
 }
 
+/// The chapters' gym (chapter 04 §4.9): the 1,000 generated train tasks, and the tokenizer
+/// over them and the 200 held-out tasks.
+fn book_gym() -> (Vec<arl::Task>, arl::Tokenizer) {
+    let train = arl::generate_tasks(arl::GenSplit::Train, 0, 1000, 0.8);
+    let heldout = arl::generate_tasks(arl::GenSplit::Heldout, 0, 200, 0.8);
+    let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
+    (train, tok)
+}
+
 /// The `results` object of a lab's committed results file, `labs/results/NAME.json`.
 fn lab_results(lab: &str) -> Result<serde_json::Value> {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../labs/results/{lab}.json"));
@@ -248,9 +257,8 @@ fn sampling_distributions(path: &Path) -> Result<()> {
 /// Chapter 6: pass rate of each step's sampled batch during `reinforce_train` from the base
 /// agent, for the chapter's three seeds, and their mean.
 fn reinforce_curves(path: &Path) -> Result<()> {
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let train = arl::make_tasks(arl::Split::Train, 0);
-    let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
+    let (train, tok) = book_gym();
+    let base = arl::make_base_agent(&tok, &train, arl::BaseAgentOptions::default());
     let curves: Vec<Vec<f64>> = (0..3u64)
         .map(|seed| {
             let model = base.clone();
@@ -294,21 +302,16 @@ fn gradient_noise(path: &Path) -> Result<()> {
     use rand::seq::SliceRandom;
     use rand_chacha::ChaCha8Rng;
     use tch::Tensor;
-    let tok = arl::build_tokenizer(&arl::make_tasks(arl::Split::All, 0));
-    let train = arl::make_tasks(arl::Split::Train, 0);
-    let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
-    let sample = |per_task: usize, rounds: u64, seed: u64| {
-        let mut out: Vec<arl::Trajectory> = vec![];
-        for round in 0..rounds {
-            let tasks: Vec<arl::Task> =
-                train.iter().flat_map(|t| std::iter::repeat(t.clone()).take(per_task)).collect();
-            let mut envs: Vec<arl::BugFixEnv> = tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
-            let mut rng = ChaCha8Rng::seed_from_u64(seed + round);
-            out.extend(arl::rollout_batch(&base, &mut envs, &tasks, &tok, Default::default(), &mut rng).0);
-        }
-        out
+    let (train, tok) = book_gym();
+    let base = arl::make_base_agent(&tok, &train, arl::BaseAgentOptions::default());
+    // as chapter 7 samples them: 80 train tasks x 8 to fit the critic, 80 others x 8 to judge it
+    let sample = |tasks: &[arl::Task], per_task: usize, seed: u64| {
+        let tasks: Vec<arl::Task> = tasks.iter().flat_map(|t| std::iter::repeat_n(t.clone(), per_task)).collect();
+        let mut envs: Vec<arl::BugFixEnv> = tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        arl::rollout_batch(&base, &mut envs, &tasks, &tok, Default::default(), &mut rng).0
     };
-    let (critic_data, episodes) = (sample(8, 4, 100), sample(8, 4, 200));
+    let (critic_data, episodes) = (sample(&train[..80], 8, 100), sample(&train[80..160], 8, 200));
     let real = |b: &arl::Batch| b.attention_mask.narrow(1, 1, b.ids.size()[1] - 1);
     let target = |b: &arl::Batch| {
         let rewards = arl::outcome_rewards(&b.rewards, &b.action_mask);
@@ -508,10 +511,8 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
     const STEPS: usize = 24;
     const BATCH: usize = 32;
     const WINDOW: usize = 4;
-    let all = arl::make_tasks(arl::Split::All, 0);
-    let tok = arl::build_tokenizer(&all);
-    let train = arl::make_tasks(arl::Split::Train, 0);
-    let base = arl::make_base_agent(&tok, arl::BaseAgentOptions::default());
+    let (train, tok) = book_gym();
+    let base = arl::make_base_agent(&tok, &train, arl::BaseAgentOptions::default());
     let run = |ppo_epochs: Option<usize>, seed: u64| -> Result<Vec<f64>> {
         let model = base.clone();
         let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
