@@ -308,7 +308,7 @@ impl Demonstrator {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 7
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// Options of `make_base_agent`: which scripted players to imitate, how much, how long.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BaseAgentOptions {
@@ -320,7 +320,7 @@ pub struct BaseAgentOptions {
     pub lr: f64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 7
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// Defaults: seed 0, 1,000 read-then-random and 200 random episodes, 200 steps of 16, lr 3e-3.
 impl Default for BaseAgentOptions {
     fn default() -> Self {
@@ -329,7 +329,7 @@ impl Default for BaseAgentOptions {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 7
+// generated from book/src/06-policy-gradients.md, saved block 8
 /// Scripted episodes on `tasks` as `demos` lists them, policy seeds drawn from `seed`.
 pub fn scripted_demos(
     tasks: &[Task],
@@ -350,7 +350,7 @@ pub fn scripted_demos(
     episodes
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 9
 /// A fresh TinyAgent trained to maximize log pi of the demos' policy tokens (`opts.steps`
 /// minibatches of `opts.batch_size` demos drawn with replacement, Adam at `opts.lr`).
 pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
@@ -368,14 +368,14 @@ pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOpt
     model
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 9
 /// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train `tasks`.
 pub fn make_base_agent(tok: &Tokenizer, tasks: &[Task], opts: BaseAgentOptions) -> TinyAgent {
     let demos = scripted_demos(tasks, tok, &opts.demos, opts.seed);
     behavior_clone(tok, &demos, &opts)
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 9
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
 pub fn sample_episodes(
     model: &TinyAgent,
@@ -392,7 +392,7 @@ pub fn sample_episodes(
     rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// Options of `reinforce_train`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReinforceOptions {
@@ -405,7 +405,7 @@ pub struct ReinforceOptions {
     pub seed: u64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
 impl Default for ReinforceOptions {
     fn default() -> Self {
@@ -414,7 +414,7 @@ impl Default for ReinforceOptions {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
 /// of each step's sampled batch.
 pub fn reinforce_train(

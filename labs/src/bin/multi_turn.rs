@@ -7,9 +7,9 @@
 //!   update trains on whole episodes (full context) or on call samples (their views);
 //! - `mixed`: the train tasks plus their `single_turn` copies, in `MixedTurnEnv`.
 //!
-//! Each model (and the base) is evaluated on the chapter's draws: 8 episodes per train task
-//! (seed 11) and 16 per held-out task (seed 12), with full context, and with
-//! `evaluate_context` for keep_obs 0, 1, 2 on the train tasks (4 episodes per task, seed 11); `mixed` and the base also on
+//! Each model (and the base) is evaluated on the chapter's draws: 4 episodes on each of the
+//! first 200 train tasks (seed 11) and 4 per held-out task (seed 12), with full context, and with
+//! `evaluate_context` for keep_obs 0, 1, 2 on those train tasks (4 episodes per task, seed 11); `mixed` and the base also on
 //! the single-turn copies.
 //!
 //!     scripts/lab.sh multi_turn [SEEDS]      (default 2 seeds: 0..SEEDS)

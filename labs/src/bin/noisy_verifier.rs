@@ -3,8 +3,8 @@
 //! reward read through `flaky_reward` at several false-negative and false-positive rates. Per
 //! step: the true hidden pass rate and the share of the sampled episodes that submit (both from
 //! a `LoggedEnv` log) and the kept count; after training: hidden pass rate, reads, turns and
-//! first-edit-right on train (8 episodes per task, seed 11) and held-out tasks (16 per task,
-//! seed 12).
+//! first-edit-right on the first 200 train tasks (4 episodes per task, seed 11) and the
+//! held-out tasks (4 per task, seed 12).
 //!
 //!     scripts/lab.sh noisy_verifier [SEEDS]      (default 2 seeds: 0..SEEDS)
 //!

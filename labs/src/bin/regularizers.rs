@@ -2,8 +2,8 @@
 //! over several seeds. For each seed: the RL base agent (`make_rl_base`), then `STEPS` steps of
 //! `train_regularized` with the default RLConfig for each variant (no regularizer, an entropy
 //! bonus, k3 or k3+ in the loss, k1 in the reward), recording entropy and KL per step; each
-//! trained agent is evaluated on the train tasks (4 episodes each, seed 11) and the held-out
-//! tasks (8 episodes each, seed 12).
+//! trained agent is evaluated on the first 200 train tasks (4 episodes each, seed 11) and the
+//! held-out tasks (4 episodes each, seed 12).
 //!
 //!     scripts/lab.sh regularizers [SEEDS]      (default 2 seeds: 0..SEEDS)
 //!

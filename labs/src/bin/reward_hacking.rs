@@ -2,8 +2,8 @@
 //! RL base agent (`make_rl_base`), then `STEPS` steps of `train_rl` (the book's GRPO) under
 //! three rewards: the public tests (hackable), the public tests with an exploit penalty of
 //! 0.5, and the hidden tests. Every sampled episode is logged (`LoggedEnv`) and summarized per
-//! step (`reward_dashboard`); the trained agents are evaluated on the hidden tests (8 episodes
-//! per train task, seed 11; 16 per held-out task, seed 12).
+//! step (`reward_dashboard`); the trained agents are evaluated on the hidden tests (4 episodes
+//! on each of the first 200 train tasks, seed 11; 4 per held-out task, seed 12).
 //!
 //!     scripts/lab.sh reward_hacking [SEEDS]      (default 3 seeds: 0..SEEDS)
 //!
