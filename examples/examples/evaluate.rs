@@ -1,19 +1,19 @@
 //! Load an agent saved by the `train` example and evaluate it on the book's tasks.
 //!
-//!     scripts/example.sh evaluate -- target/agent --episodes 16
+//!     scripts/example.sh evaluate -- target/agent --episodes 4
 
 use std::path::PathBuf;
 
 use agentrl as arl;
 use clap::Parser;
 
-/// Evaluate a saved agent on the train and held-out tasks of the BugFix gym.
+/// Evaluate a saved agent on the first 200 train tasks and the 200 held-out tasks of the gym.
 #[derive(Parser)]
 struct Cli {
     /// Folder of a saved agent (config.json, weights.safetensors).
     dir: PathBuf,
     /// Episodes per task.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 4)]
     episodes: usize,
     /// Seed of the evaluation's sampling.
     #[arg(long, default_value_t = 12)]
