@@ -27,8 +27,8 @@ fn main() -> std::io::Result<()> {
     println!("{}: {} parameters, vocabulary of {}", cli.dir.display(), model.num_params(), tok.vocab_size());
     let (cfg, env) = (arl::RLConfig::default(), &arl::make_env);
     let opts = arl::EvalOptions { n_samples: cli.episodes, seed: cli.seed, ..Default::default() };
-    let (train, heldout, _) = examples::book_gym();
-    for (name, tasks) in [("train", &train[..200]), ("held-out", &heldout[..])] {
+    let gym = examples::book_gym();
+    for (name, tasks) in [("train", &gym.train[..200]), ("held-out", &gym.heldout[..])] {
         let stats = arl::evaluate(&model, &tasks, &tok, opts, &cfg, env);
         println!("{name:<9} ({} tasks x {}): {stats}", tasks.len(), cli.episodes);
     }

@@ -25,15 +25,15 @@ struct Cli {
     out: PathBuf,
 }
 
-fn report(name: &str, model: &arl::TinyAgent, gym: &(Vec<arl::Task>, Vec<arl::Task>, arl::Tokenizer)) -> (f64, f64) {
-    let (train_tasks, heldout_tasks, tok) = gym;
+fn report(name: &str, model: &arl::TinyAgent, gym: &examples::BookGym) -> (f64, f64) {
+    let tok = &gym.tok;
     let (cfg, env) = (arl::RLConfig::default(), &arl::make_env);
     let eval = |tasks: &[arl::Task], n, seed| {
         let opts = arl::EvalOptions { n_samples: n, seed, ..Default::default() };
         arl::evaluate(model, tasks, tok, opts, &cfg, env)
     };
-    let train = eval(&train_tasks[..200], 4, 11);
-    let heldout = eval(heldout_tasks, 4, 12);
+    let train = eval(&gym.train[..200], 4, 11);
+    let heldout = eval(&gym.heldout, 4, 12);
     println!("{name:<8} train:    {train}");
     println!("{name:<8} held-out: {heldout}");
     (train.pass_rate, heldout.pass_rate)
@@ -43,7 +43,7 @@ fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
     tch::set_num_threads(1);
     let gym = examples::book_gym();
-    let (train_tasks, tok) = (&gym.0, &gym.2);
+    let (train_tasks, tok) = (&gym.train, &gym.tok);
     eprintln!("cloning the base agent (make_rl_base, seed {})", cli.seed);
     let model = arl::make_rl_base(tok, train_tasks, cli.seed);
     let before = report("base", &model, &gym);

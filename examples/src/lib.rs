@@ -16,13 +16,22 @@ use std::path::Path;
 use agentrl as arl;
 use serde::{Deserialize, Serialize};
 
-/// The book's gym (chapter 04 §4.9): 1,000 generated train tasks, 200 held-out tasks, and
-/// the tokenizer built over both, as every chapter from 06 on builds them.
-pub fn book_gym() -> (Vec<arl::Task>, Vec<arl::Task>, arl::Tokenizer) {
+/// The book's gym (chapter 04 §4.9), as every chapter from 06 on builds it.
+pub struct BookGym {
+    /// The 1,000 generated train tasks.
+    pub train: Vec<arl::Task>,
+    /// The 200 held-out tasks.
+    pub heldout: Vec<arl::Task>,
+    /// The tokenizer built over both.
+    pub tok: arl::Tokenizer,
+}
+
+/// The book's gym: train and held-out tasks at seed 0, decoy rate 0.8, and their tokenizer.
+pub fn book_gym() -> BookGym {
     let train = arl::generate_tasks(arl::GenSplit::Train, 0, 1000, 0.8);
     let heldout = arl::generate_tasks(arl::GenSplit::Heldout, 0, 200, 0.8);
     let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
-    (train, heldout, tok)
+    BookGym { train, heldout, tok }
 }
 
 /// The model's shape and the tokenizer's words, as `config.json` holds them.

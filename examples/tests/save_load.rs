@@ -5,7 +5,7 @@ use agentrl as arl;
 #[test]
 fn a_saved_agent_loads_with_the_same_logits_and_bad_folders_are_errors() {
     tch::set_num_threads(1);
-    let (_, _, tok) = examples::book_gym();
+    let tok = examples::book_gym().tok;
     let cfg = arl::TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
     let agent = arl::TinyAgent::new(cfg, 7);
     let dir = tempfile::tempdir().unwrap();
