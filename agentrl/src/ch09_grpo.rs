@@ -33,7 +33,7 @@ pub enum KlKind {
     K3,
 }
 
-// generated from book/src/09-grpo.md, saved block 1
+// generated from book/src/09-grpo.md, saved block 2
 /// Settings of `train_rl`; `Default` is the book's GRPO on the one-edit gym.
 #[derive(Clone)]
 pub struct RLConfig {
@@ -68,13 +68,13 @@ pub struct RLConfig {
     pub seed: u64,
 }
 
-// generated from book/src/09-grpo.md, saved block 2
+// generated from book/src/09-grpo.md, saved block 3
 use std::fmt;
 
-// generated from book/src/09-grpo.md, saved block 2
+// generated from book/src/09-grpo.md, saved block 3
 use std::sync::Arc;
 
-// generated from book/src/09-grpo.md, saved block 2
+// generated from book/src/09-grpo.md, saved block 3
 /// GRPO: groups of 8 from 16 tasks, z-scored advantages, zero-signal groups dropped, token
 /// ratios clipped at 0.2, 1 epoch of 2 minibatches in micro-batches of 16 rows, token mean,
 /// no KL, Adam at 1e-3, 6 turns, 1 edit, names as generated, hidden-test reward.
@@ -106,7 +106,7 @@ impl Default for RLConfig {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 2
+// generated from book/src/09-grpo.md, saved block 3
 /// Every field but the reward hook, which prints as `..`.
 impl fmt::Debug for RLConfig {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -133,7 +133,7 @@ impl fmt::Debug for RLConfig {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 3
+// generated from book/src/09-grpo.md, saved block 4
 /// One fresh environment as `cfg` describes it: turn budget, reward, and edit budget.
 pub fn make_env(cfg: &RLConfig) -> Box<dyn Env> {
     let opts = BugFixEnvOptions {
@@ -144,7 +144,7 @@ pub fn make_env(cfg: &RLConfig) -> Box<dyn Env> {
     Box::new(EditBudgetEnv::new(opts, cfg.max_edits))
 }
 
-// generated from book/src/09-grpo.md, saved block 4
+// generated from book/src/09-grpo.md, saved block 5
 /// A BugFix environment that applies at most `max_edits` edits per episode: later edit calls
 /// use a turn, change nothing, and are answered `edited <op> : no change`.
 #[derive(Clone, Debug)]
@@ -155,7 +155,7 @@ pub struct EditBudgetEnv {
     pub edits: usize,
 }
 
-// generated from book/src/09-grpo.md, saved block 4
+// generated from book/src/09-grpo.md, saved block 5
 impl EditBudgetEnv {
     /// Wrap a BugFix environment with options `opts` and an edit budget.
     pub fn new(opts: BugFixEnvOptions, max_edits: usize) -> Self {
@@ -163,7 +163,7 @@ impl EditBudgetEnv {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 4
+// generated from book/src/09-grpo.md, saved block 5
 /// Edits within the budget pass through; an edit beyond it is undone and re-graded.
 impl Env for EditBudgetEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -192,13 +192,13 @@ impl Env for EditBudgetEnv {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 use rand::Rng;
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 /// `source` with every token equal to `old` replaced by `new` (token boundaries, not substrings).
 pub fn rename_token(source: &str, old: &str, new: &str) -> String {
     let mut out = String::with_capacity(source.len());
@@ -214,7 +214,7 @@ pub fn rename_token(source: &str, old: &str, new: &str) -> String {
     out
 }
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 /// Copy of `task` whose function and parameters are renamed to random names used elsewhere in
 /// the catalogue and absent from its source, so that neither the prompt nor the code's
 /// identifiers tell the policy which task (and so which repair) it faces.
@@ -249,10 +249,10 @@ pub fn randomize_names(task: &Task, rng: &mut ChaCha8Rng) -> Task {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 use rand::SeedableRng;
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 /// The RL starting point from Chapter 9 on: the base agent's recipe (Chapter 6's defaults) on
 /// the train `tasks`, plus 100 episodes of the true oracle: one demonstration in thirteen.
 pub fn make_rl_base(tok: &Tokenizer, tasks: &[Task], seed: u64) -> TinyAgent {
@@ -261,7 +261,7 @@ pub fn make_rl_base(tok: &Tokenizer, tasks: &[Task], seed: u64) -> TinyAgent {
     make_base_agent(tok, tasks, opts)
 }
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 /// The task of every episode: each task (one renamed copy per group when `cfg.anonymize`)
 /// `cfg.group_size` times in a row -> len(tasks) * G tasks.
 pub fn group_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
@@ -273,7 +273,7 @@ pub fn group_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<
     episode_tasks
 }
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 /// `cfg.group_size` consecutive episodes per task (`group_tasks`), in one lockstep batch ->
 /// len(tasks) * G trajectories.
 pub fn sample_groups(
@@ -290,7 +290,7 @@ pub fn sample_groups(
     rollout_batch(model, &mut envs, &episode_tasks, tok, opts, rng).0
 }
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 /// Per-episode averages of what a set of episodes did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BehaviorStats {
@@ -308,7 +308,7 @@ pub struct BehaviorStats {
     pub length: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 /// `pass 0.250  reads 0.80  tests 0.10  edits 1.00  first edit right 0.40  turns 3.10  len 12.0`
 impl fmt::Display for BehaviorStats {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -327,7 +327,7 @@ impl fmt::Display for BehaviorStats {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 /// Per-episode averages: pass rate, reward, reads, tests, edits, first edit right, turns, length.
 pub fn behavior_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> BehaviorStats {
     let trajs: Vec<&Trajectory> = trajs.into_iter().collect();
@@ -347,7 +347,7 @@ pub fn behavior_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> Be
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 /// Options of `evaluate`: episodes per task, sampling temperature, seed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EvalOptions {
@@ -356,7 +356,7 @@ pub struct EvalOptions {
     pub seed: u64,
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 /// Defaults: one episode per task at temperature 1, seed 0.
 impl Default for EvalOptions {
     fn default() -> Self {
@@ -364,7 +364,7 @@ impl Default for EvalOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 impl EvalOptions {
     /// `cfg` with this evaluation's group size and temperature, and a generator at its seed.
     pub fn prepare(&self, cfg: &RLConfig) -> (RLConfig, ChaCha8Rng) {
@@ -374,7 +374,7 @@ impl EvalOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 /// `opts.n_samples` episodes per task in `cfg`'s environment -> behavior statistics.
 pub fn evaluate(
     model: &TinyAgent,
@@ -388,10 +388,10 @@ pub fn evaluate(
     behavior_stats(&sample_groups(model, env_factory, tasks, tok, &cfg, &mut rng))
 }
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 use tch::Tensor;
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 /// One advantage per episode [B] from `batch.rewards`, laid out in groups of `cfg.group_size`.
 pub fn compute_advantages(batch: &Batch, cfg: &RLConfig) -> Tensor {
     let g = cfg.group_size as i64;
@@ -403,7 +403,7 @@ pub fn compute_advantages(batch: &Batch, cfg: &RLConfig) -> Tensor {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 /// Per-token estimate of KL(pi_theta || pi_ref) on tokens sampled from pi_theta:
 /// logp, ref_logp [B, T] -> [B, T].
 pub fn kl_penalty(logp: &Tensor, ref_logp: &Tensor, kind: KlKind) -> Tensor {
@@ -415,10 +415,10 @@ pub fn kl_penalty(logp: &Tensor, ref_logp: &Tensor, kind: KlKind) -> Tensor {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 10
+// generated from book/src/09-grpo.md, saved block 11
 use tch::Kind;
 
-// generated from book/src/09-grpo.md, saved block 10
+// generated from book/src/09-grpo.md, saved block 11
 /// Options of `gspo_policy_loss`: its clip range, three orders of magnitude narrower than
 /// PPO's because a sequence ratio is a geometric mean of token ratios.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -427,7 +427,7 @@ pub struct GspoOptions {
     pub clip_high: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 10
+// generated from book/src/09-grpo.md, saved block 11
 /// Defaults: clip_low 3e-4, clip_high 4e-4.
 impl Default for GspoOptions {
     fn default() -> Self {
@@ -435,7 +435,7 @@ impl Default for GspoOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 10
+// generated from book/src/09-grpo.md, saved block 11
 /// Sequence-level clipped surrogate: logp, old_logp, mask [B, T]; advantages [B] -> (loss,
 /// stats). The ratio is exp(mean log-ratio) of each sequence; every token gets its gradient.
 pub fn gspo_policy_loss(
@@ -473,7 +473,7 @@ pub fn gspo_policy_loss(
     (loss, stats)
 }
 
-// generated from book/src/09-grpo.md, saved block 11
+// generated from book/src/09-grpo.md, saved block 12
 /// The clipped surrogate at token level (PPO/GRPO) or sequence level (GSPO), as `cfg` says.
 pub fn policy_loss(
     logp: &Tensor,
@@ -495,10 +495,10 @@ pub fn policy_loss(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 12
+// generated from book/src/09-grpo.md, saved block 13
 use rand::seq::SliceRandom;
 
-// generated from book/src/09-grpo.md, saved block 12
+// generated from book/src/09-grpo.md, saved block 13
 /// Mean statistics of the optimizer steps of one `rl_update`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct UpdateStats {
@@ -513,7 +513,7 @@ pub struct UpdateStats {
     pub steps: usize,
 }
 
-// generated from book/src/09-grpo.md, saved block 12
+// generated from book/src/09-grpo.md, saved block 13
 /// The rows `rows` of a batch, cut to their longest real sequence.
 pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
     assert!(!rows.is_empty(), "batch_rows: no rows to take");
@@ -532,7 +532,7 @@ pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 14
 /// `rows` of `batch` sorted by length (ties keep their order), cut into micro-batches of
 /// `size` rows: each is padded only to its own longest episode by `batch_rows`.
 pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usize>> {
@@ -543,7 +543,7 @@ pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usiz
     sorted.chunks(size.max(1)).map(<[usize]>::to_vec).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 14
 /// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
 /// tokens, the sequences that have one, or B * norm (norm None: T); at least 1.
 pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
@@ -557,7 +557,7 @@ pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
     n.max(1.0)
 }
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 14
 /// Log-probs of ids[:, 1:] for every row at `temperature` (1: the model's own), without
 /// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
 pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
@@ -577,7 +577,7 @@ pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperatur
     out
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 /// What every micro-batch of one `rl_update` reads: the batch, its advantages [B], and the
 /// log-probs [B, T-1] of pi_old and of the reference, computed before the first step.
 pub struct UpdateInputs<'a> {
@@ -587,12 +587,12 @@ pub struct UpdateInputs<'a> {
     pub ref_logp: Option<Tensor>,
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 /// Extra loss terms for one micro-batch: (logits [b, T-1, V], logp [b, T-1], ref_logp,
 /// action mask, its share of the minibatch) -> a scalar reduced as `cfg.loss_mode` reduces.
 pub type LossTerms<'a> = &'a dyn Fn(&Tensor, &Tensor, Option<&Tensor>, &Tensor, f64) -> Tensor;
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 /// `loss_normalizer` of an action mask [b, T-1] for each of `cfg`'s loss terms: the policy
 /// loss (GSPO's is a sequence mean), the KL and extra terms, and the policy tokens.
 #[derive(Clone, Copy, Debug)]
@@ -602,7 +602,7 @@ pub struct LossNorms {
     pub tokens: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 impl LossNorms {
     /// The normalizers of `mask` under `cfg`.
     pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {
@@ -618,7 +618,7 @@ impl LossNorms {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 16
 /// Forward and backward on the micro-batch `rows` of a minibatch whose normalizers are
 /// `whole`, every loss term scaled by its share of the minibatch -> statistics, weighted
 /// the same way.
@@ -665,7 +665,7 @@ pub fn micro_backward(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 /// `cfg.epochs` passes of (at most) `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 // eight inputs, each a different thing the caller owns (model, optimizer, batch, ...)
@@ -722,20 +722,20 @@ pub fn rl_update(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
 pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
     assert!(!tasks.is_empty(), "draw_tasks: no tasks to draw from");
     (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// A group carries a learning signal when its rewards are not all equal.
 pub fn has_signal(group: &[Trajectory]) -> bool {
     group.iter().any(|t| t.reward != group[0].reward)
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -756,7 +756,7 @@ pub fn sample_step(
     (kept, all)
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// One step of `train_rl`: what was sampled, how many episodes were kept, the update, and
 /// (every `eval_every` steps) an evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -768,7 +768,7 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// Panics unless `cfg` can train on `tasks`: tasks to draw, groups of two or more (a group of
 /// one never has signal, so all would be dropped, unless `keep_zero_signal`), kl_coef >= 0,
 /// and a reference model whenever kl_coef > 0.
@@ -780,7 +780,7 @@ pub fn check_rl_config(cfg: &RLConfig, tasks: &[Task], has_ref_model: bool) {
     assert!(cfg.kl_coef == 0.0 || has_ref_model, "RLConfig: kl_coef > 0 needs a ref_model");
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -789,7 +789,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>);
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -799,7 +799,7 @@ pub type UpdateHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> UpdateStats;
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
@@ -816,7 +816,7 @@ pub struct TrainOptions<'a> {
     pub update: Option<UpdateHook<'a>>,
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
 impl Default for TrainOptions<'_> {
     fn default() -> Self {
@@ -831,7 +831,7 @@ impl Default for TrainOptions<'_> {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 20
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
@@ -846,7 +846,7 @@ pub fn grpo_update(
     rl_update(model, opt, &batch, &advantages, cfg, ref_model, None, rng)
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 20
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,
