@@ -62,7 +62,7 @@ pub struct RLConfig {
     pub max_turns: usize,
     pub max_edits: usize,
     /// Rename each task's function at random (`randomize_names`) for every group: needed
-    /// when names identify tasks (a hand-written catalogue), not on generated tasks.
+    /// when names identify tasks (hand-written tasks), not on generated tasks.
     pub anonymize: bool,
     pub reward: RewardFn,
     pub seed: u64,
@@ -215,28 +215,19 @@ pub fn rename_token(source: &str, old: &str, new: &str) -> String {
 }
 
 // generated from book/src/09-grpo.md, saved block 6
-/// Copy of `task` whose function and parameters are renamed to random names used elsewhere in
-/// the catalogue and absent from its source, so that neither the prompt nor the code's
-/// identifiers tell the policy which task (and so which repair) it faces.
+/// Copy of `task` whose function and parameters are renamed to random names from the
+/// generator's pools (Section 4.3) that are absent from its source, so that neither the prompt
+/// nor the code's identifiers say which task (and so which repair) the policy faces.
 pub fn randomize_names(task: &Task, rng: &mut ChaCha8Rng) -> Task {
-    // every catalogue function's name and parameters, read off its source (no tests drawn)
-    let signatures: Vec<(String, Vec<String>)> = (Family::ALL.into_iter())
-        .flat_map(|family| (0..6).map(move |variant| family_sources(family, variant).0))
-        .filter_map(|buggy| fn_signature(&buggy))
-        .collect();
-    let pool = |mut names: Vec<String>| {
-        names.sort();
-        names.dedup();
-        names.retain(|n| source_tokens(&task.buggy).iter().all(|(_, t)| t != n));
-        names
+    let words: Vec<&str> = source_tokens(&task.buggy).into_iter().map(|(_, t)| t).collect();
+    let mut draw = |pool: &[&str]| {
+        let free: Vec<&str> = pool.iter().copied().filter(|n| !words.contains(n)).collect();
+        free[rng.gen_range(0..free.len())].to_string()
     };
-    let fn_names = pool(signatures.iter().map(|(name, _)| name.clone()).collect());
-    let mut renames =
-        vec![(task.fn_name.clone(), fn_names[rng.gen_range(0..fn_names.len())].clone())];
-    let mut params = pool(signatures.iter().flat_map(|(_, params)| params.clone()).collect());
-    for old in fn_signature(&task.buggy).map(|(_, p)| p).unwrap_or_default() {
-        let new = params.remove(rng.gen_range(0..params.len()));
-        renames.push((old, new));
+    let mut renames = vec![(task.fn_name.clone(), draw(&FN_NAMES))];
+    let params = fn_signature(&task.buggy).map(|(_, p)| p).unwrap_or_default();
+    for (old, pool) in params.into_iter().zip([&LIST_NAMES[..], &INT_NAMES[..]]) {
+        renames.push((old, draw(pool)));
     }
     let rename =
         |s: &str| renames.iter().fold(s.to_string(), |s, (old, new)| rename_token(&s, old, new));

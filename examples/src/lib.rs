@@ -16,7 +16,7 @@ use std::path::Path;
 use agentrl as arl;
 use serde::{Deserialize, Serialize};
 
-/// The book's gym (chapter 04 §4.9), as every chapter from 06 on builds it.
+/// The book's gym (chapter 04 §4.3), as every chapter from 06 on builds it.
 pub struct BookGym {
     /// The 1,000 generated train tasks.
     pub train: Vec<arl::Task>,
@@ -28,8 +28,8 @@ pub struct BookGym {
 
 /// The book's gym: train and held-out tasks at seed 0, decoy rate 0.8, and their tokenizer.
 pub fn book_gym() -> BookGym {
-    let train = arl::generate_tasks(arl::GenSplit::Train, 0, 1000, 0.8);
-    let heldout = arl::generate_tasks(arl::GenSplit::Heldout, 0, 200, 0.8);
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let heldout = arl::make_tasks(arl::Split::Heldout, 0);
     let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
     BookGym { train, heldout, tok }
 }

@@ -85,9 +85,9 @@ impl Lab {
     pub fn start(default_seeds: u64) -> Self {
         tch::set_num_threads(1);
         let seeds = std::env::args().nth(1).map(|s| s.parse().expect("SEEDS: a number"));
-        // the generated gym of chapter 04 §4.9, as the chapters build it
-        let train = agentrl::generate_tasks(agentrl::GenSplit::Train, 0, 1000, 0.8);
-        let heldout = agentrl::generate_tasks(agentrl::GenSplit::Heldout, 0, 200, 0.8);
+        // the generated gym of chapter 04 §4.3, as the chapters build it
+        let train = agentrl::make_tasks(agentrl::Split::Train, 0);
+        let heldout = agentrl::make_tasks(agentrl::Split::Heldout, 0);
         let tok = agentrl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
         Lab { seeds: seeds.unwrap_or(default_seeds), tok, train, heldout }
     }
@@ -115,9 +115,13 @@ impl Lab {
     /// held-out).
     pub fn chapter_eval(&self, model: &agentrl::TinyAgent) -> (Evaluation, Evaluation) {
         let (cfg, env) = (agentrl::RLConfig::default(), &agentrl::make_env);
-        (self.evaluate(model, &self.train[..200], TRAIN_DRAWS, &cfg, env), self.evaluate(model, &self.heldout, HELDOUT_DRAWS, &cfg, env))
+        let train = &self.train[..TRAIN_EVAL_TASKS];
+        (self.evaluate(model, train, TRAIN_DRAWS, &cfg, env), self.evaluate(model, &self.heldout, HELDOUT_DRAWS, &cfg, env))
     }
 }
+
+/// The train tasks the chapters evaluate on: the first 200 (of 1,000).
+pub const TRAIN_EVAL_TASKS: usize = 200;
 
 /// The chapters' evaluation draws: (episodes per task, seed) on the train and held-out tasks.
 pub const TRAIN_DRAWS: (usize, u64) = (4, 11);

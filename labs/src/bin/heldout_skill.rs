@@ -6,7 +6,7 @@
 //! Uses chapters up to 09.
 
 use agentrl as arl;
-use arl::{Family, GenSplit, Task, TEMPLATES};
+use arl::{Family, Split, Task, TEMPLATES};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -14,7 +14,7 @@ use serde_json::json;
 const LAB: &str = "heldout_skill";
 
 // The generator, the true oracle, read-then-random and the bootstrap are chapter 04's
-// (`arl::generate_tasks`, `arl::oracle_policy`, `arl::read_then_random`, `arl::bootstrap_ci`).
+// (`arl::make_tasks`, `arl::oracle_policy`, `arl::read_then_random`, `arl::bootstrap_ci`).
 
 /// Per-task hidden pass rate of a scripted policy, `n` episodes each, in an environment of
 /// `max_turns` turns (the policies here edit at most once per bug, so no edit budget is needed).
@@ -66,16 +66,13 @@ fn main() -> std::io::Result<()> {
     let steps: usize = args
         .get(2)
         .map_or(600, |s| s.parse().expect("STEPS: a number"));
-    let decoy_rate = 0.8;
-    let train = arl::generate_tasks(GenSplit::Train, 0, 1000, decoy_rate);
-    let heldout = arl::generate_tasks(GenSplit::Heldout, 0, 200, decoy_rate);
+    let decoy_rate = arl::DECOY_RATE;
+    let train = arl::make_tasks(Split::Train, 0);
+    let heldout = arl::make_tasks(Split::Heldout, 0);
     // held-out tasks with 2 and 3 bugs, for their floors and the one-bug agents
-    let multi: Vec<(usize, Vec<Task>, Vec<Vec<Family>>)> = [2, 3]
+    let multi: Vec<(usize, Vec<Task>)> = [2, 3]
         .into_iter()
-        .map(|bugs| {
-            let (tasks, fams) = arl::generate_multi_tasks(GenSplit::Heldout, 0, 100, decoy_rate, bugs);
-            (bugs, tasks, fams)
-        })
+        .map(|bugs| (bugs, arl::generate_multi_tasks(Split::Heldout, 0, 100, decoy_rate, bugs)))
         .collect();
     let distinct: std::collections::HashSet<&str> =
         train.iter().map(|t| t.buggy.as_str()).collect();
@@ -91,9 +88,9 @@ fn main() -> std::io::Result<()> {
         overlap
     );
     for t in heldout.iter().take(3) {
-        println!("--- {} (template {}):\n{}", t.family, t.variant, t.buggy);
+        println!("--- {} (template {}):\n{}", t.family, t.template, t.buggy);
     }
-    for (bugs, tasks, _) in &multi {
+    for (bugs, tasks) in &multi {
         println!("--- {bugs} bugs ({}):\n{}", tasks[0].family, tasks[0].buggy);
     }
     let all: Vec<Task> = train.iter().chain(&heldout).cloned().collect();
@@ -141,12 +138,11 @@ fn main() -> std::io::Result<()> {
         floors.insert(name.to_string(), json!({"pass_rate": m, "ci95": [lo, hi]}));
     }
     let mut multi_json = serde_json::Map::new();
-    for (bugs, tasks, fams) in &multi {
+    for (bugs, tasks) in &multi {
         let max_turns = 6 + bugs;
         let mut row = serde_json::Map::new();
-        let idx = |t: &Task| tasks.iter().position(|u| u.id == t.id).unwrap();
         let oracle_p = scripted_pass(tasks, max_turns, 2, &mut |t, _| {
-            arl::oracle_policy(fams[idx(t)].iter().map(|f| f.op()).collect())
+            arl::oracle_policy(t.bugs.iter().map(|f| f.op()).collect())
         });
         let random_p = scripted_pass(tasks, max_turns, 4, &mut |_, s| {
             arl::scripted_policy(arl::PolicyKind::Blind, s)
@@ -225,7 +221,7 @@ fn main() -> std::io::Result<()> {
         );
         let (after, after_stats) = model_pass(&model, &heldout, &tok, 4, 200 + seed);
         show("after", &after_stats);
-        for (m, (bugs, tasks, _)) in multi.iter().enumerate() {
+        for (m, (bugs, tasks)) in multi.iter().enumerate() {
             let mcfg = arl::RLConfig {
                 max_edits: *bugs,
                 max_turns: 6 + bugs,
@@ -242,7 +238,7 @@ fn main() -> std::io::Result<()> {
                     .collect(),
             );
         }
-        let (train_after, _) = model_pass(&model, &train[..200], &tok, 2, 300 + seed);
+        let (train_after, _) = model_pass(&model, &train[..labs::TRAIN_EVAL_TASKS], &tok, 2, 300 + seed);
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let curve: Vec<String> = history
             .chunks(10)
@@ -273,11 +269,11 @@ fn main() -> std::io::Result<()> {
         ("spotter_right", Box::new(|i: usize| spotter[i] > 0.0)),
         (
             "unseen_template",
-            Box::new(|i: usize| heldout[i].variant == TEMPLATES - 1),
+            Box::new(|i: usize| heldout[i].template == TEMPLATES - 1),
         ),
         (
             "seen_templates",
-            Box::new(|i: usize| heldout[i].variant < TEMPLATES - 1),
+            Box::new(|i: usize| heldout[i].template < TEMPLATES - 1),
         ),
     ];
     for (name, keep) in &groups {
@@ -315,7 +311,7 @@ fn main() -> std::io::Result<()> {
         })
         .collect();
     println!("  held-out after, per family: {}", per_family.join(", "));
-    for (m, (bugs, _, _)) in multi.iter().enumerate() {
+    for (m, (bugs, _)) in multi.iter().enumerate() {
         let (am, alo3, ahi3) = arl::bootstrap_ci(&per_seed_multi[m], &mut brng);
         println!("  held-out, {bugs} bugs, the one-bug agents ({bugs} edits allowed): {am:.3} [{alo3:.3}, {ahi3:.3}]");
         multi_json[&format!("bugs_{bugs}")]["one_bug_agents"] =

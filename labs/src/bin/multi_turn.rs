@@ -12,7 +12,7 @@
 //! `evaluate_context` for keep_obs 0, 1, 2 on those train tasks (4 episodes per task, seed 11); `mixed` and the base also on
 //! the single-turn copies.
 //!
-//!     scripts/lab.sh multi_turn [SEEDS]      (default 2 seeds: 0..SEEDS)
+//!     scripts/lab.sh multi_turn [SEEDS]      (default 3 seeds: 0..SEEDS)
 //!
 //! Uses chapters up to 12.
 
@@ -23,10 +23,10 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
 const LAB: &str = "multi_turn";
-const STEPS: usize = 16;
+const STEPS: usize = 100;
 
 fn main() -> std::io::Result<()> {
-    let lab = labs::Lab::start(2);
+    let lab = labs::Lab::start(3);
     let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let single: Vec<arl::Task> = train[..200].iter().map(arl::single_turn).collect();
     let single_heldout: Vec<arl::Task> = lab.heldout.iter().map(arl::single_turn).collect();
@@ -41,12 +41,12 @@ fn main() -> std::io::Result<()> {
         let eval = |tasks: &[arl::Task], draws| lab.evaluate(m, tasks, draws, &cfg, &arl::make_mixed_env).json();
         let ctx = |k: usize| {
             let opts = arl::EvalOptions { n_samples: 4, seed: 11, ..Default::default() };
-            let s = arl::evaluate_context(m, &train[..200], tok, Some(k), opts, &cfg, &arl::make_env);
+            let s = arl::evaluate_context(m, &train[..labs::TRAIN_EVAL_TASKS], tok, Some(k), opts, &cfg, &arl::make_env);
             (format!("{k}"), labs::behavior_json(&s))
         };
         let keep: serde_json::Map<String, serde_json::Value> = [0, 1, 2].into_iter().map(ctx).collect();
         let mut out = json!({
-            "train": eval(&train[..200], labs::TRAIN_DRAWS),
+            "train": eval(&train[..labs::TRAIN_EVAL_TASKS], labs::TRAIN_DRAWS),
             "heldout": eval(&lab.heldout, labs::HELDOUT_DRAWS),
             "train_keep_obs": keep,
         });

@@ -6,7 +6,7 @@
 //! first-edit-right on the first 200 train tasks (4 episodes per task, seed 11) and the
 //! held-out tasks (4 per task, seed 12).
 //!
-//!     scripts/lab.sh noisy_verifier [SEEDS]      (default 2 seeds: 0..SEEDS)
+//!     scripts/lab.sh noisy_verifier [SEEDS]      (default 3 seeds: 0..SEEDS)
 //!
 //! Uses chapters up to 11.
 
@@ -17,12 +17,12 @@ use agentrl as arl;
 use serde_json::json;
 
 const LAB: &str = "noisy_verifier";
-const STEPS: usize = 20;
+const STEPS: usize = 100;
 /// (false-negative rate, false-positive rate) of each arm.
 const NOISE: [(f64, f64); 6] = [(0.0, 0.0), (0.25, 0.0), (0.5, 0.0), (0.0, 0.25), (0.0, 0.5), (0.5, 0.5)];
 
 fn main() -> std::io::Result<()> {
-    let lab = labs::Lab::start(2);
+    let lab = labs::Lab::start(3);
     let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let log: arl::EpisodeLog = Rc::new(RefCell::new(vec![]));
     let logged = |cfg: &arl::RLConfig| -> Box<dyn arl::Env> {

@@ -5,7 +5,7 @@
 //! trained agent is evaluated on the first 200 train tasks (4 episodes each, seed 11) and the
 //! held-out tasks (4 episodes each, seed 12).
 //!
-//!     scripts/lab.sh regularizers [SEEDS]      (default 2 seeds: 0..SEEDS)
+//!     scripts/lab.sh regularizers [SEEDS]      (default 3 seeds: 0..SEEDS)
 //!
 //! Uses chapters up to 10.
 
@@ -13,7 +13,7 @@ use agentrl as arl;
 use serde_json::json;
 
 const LAB: &str = "regularizers";
-const STEPS: usize = 20;
+const STEPS: usize = 100;
 
 fn variants() -> Vec<(&'static str, arl::RegularizerOptions)> {
     let none = arl::RegularizerOptions::default();
@@ -28,11 +28,10 @@ fn variants() -> Vec<(&'static str, arl::RegularizerOptions)> {
 }
 
 fn main() -> std::io::Result<()> {
-    let lab = labs::Lab::start(2);
+    let lab = labs::Lab::start(3);
     let (seeds, tok, train) = (lab.seeds, &lab.tok, &lab.train);
     let cfg = arl::RLConfig::default();
-    // half the chapters' draws: five variants per seed
-    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], draws| lab.evaluate(m, tasks, draws, &cfg, &arl::make_env).pass_rate;
+    let eval = |m: &arl::TinyAgent, tasks: &[arl::Task], draws| lab.evaluate(m, tasks, draws, &cfg, &arl::make_env);
     let mut runs = Vec::new();
     for seed in 0..seeds {
         let base = arl::make_rl_base(tok, train, seed);
@@ -42,7 +41,9 @@ fn main() -> std::io::Result<()> {
             let run_cfg = arl::RLConfig { seed, ..cfg.clone() };
             let opts = arl::TrainOptions { ref_model: Some(&reference), ..Default::default() };
             let history = arl::train_regularized(&model, train, tok, &run_cfg, STEPS, reg, opts);
-            let (train_pass, heldout_pass) = (eval(&model, &train[..200], (4, 11)), eval(&model, &lab.heldout, (4, 12)));
+            let train_pass = eval(&model, &train[..labs::TRAIN_EVAL_TASKS], labs::TRAIN_DRAWS).pass_rate;
+            let heldout = eval(&model, &lab.heldout, labs::HELDOUT_DRAWS);
+            let heldout_pass = heldout.pass_rate;
             let last = history.last().unwrap();
             println!(
                 "seed {seed} {name:<12} train {train_pass:.3} held-out {heldout_pass:.3} entropy {:.3} kl {:.3}",
@@ -53,6 +54,7 @@ fn main() -> std::io::Result<()> {
                 "variant": name,
                 "train_pass": train_pass,
                 "heldout_pass": heldout_pass,
+                "heldout_per_task": heldout.per_task,
                 "entropy": history.iter().map(|r| r.entropy).collect::<Vec<_>>(),
                 "kl": history.iter().map(|r| r.kl).collect::<Vec<_>>(),
                 "sampled_pass": history.iter().map(|r| r.record.sampled.pass_rate).collect::<Vec<_>>(),

@@ -16,7 +16,7 @@ use agentrl as arl;
 use serde_json::json;
 
 const LAB: &str = "reward_hacking";
-const STEPS: usize = 24;
+const STEPS: usize = 100;
 
 fn main() -> std::io::Result<()> {
     let lab = labs::Lab::start(3);
@@ -34,7 +34,7 @@ fn main() -> std::io::Result<()> {
     // evaluation on the hidden tests, in the plain environment (not logged)
     let eval = |m: &arl::TinyAgent| {
         let (train, heldout) = lab.chapter_eval(m);
-        (train.pass_rate, heldout.pass_rate)
+        (train.pass_rate, heldout.pass_rate, heldout.per_task.clone())
     };
     let mut runs = Vec::new();
     for seed in 0..seeds {
@@ -58,7 +58,7 @@ fn main() -> std::io::Result<()> {
             runs.push(json!({
                 "seed": seed, "arm": name, "steps": steps,
                 "base": { "train": base_eval.0, "heldout": base_eval.1 },
-                "trained": { "train": after.0, "heldout": after.1 },
+                "trained": { "train": after.0, "heldout": after.1, "heldout_per_task": after.2 },
             }));
         }
     }

@@ -115,11 +115,11 @@ fn draw_legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
     Ok(())
 }
 
-/// The chapters' gym (chapter 04 §4.9): the 1,000 generated train tasks, and the tokenizer
+/// The chapters' gym (chapter 04 §4.3): the 1,000 generated train tasks, and the tokenizer
 /// over them and the 200 held-out tasks.
 fn book_gym() -> (Vec<arl::Task>, arl::Tokenizer) {
-    let train = arl::generate_tasks(arl::GenSplit::Train, 0, 1000, 0.8);
-    let heldout = arl::generate_tasks(arl::GenSplit::Heldout, 0, 200, 0.8);
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let heldout = arl::make_tasks(arl::Split::Heldout, 0);
     let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
     (train, tok)
 }
