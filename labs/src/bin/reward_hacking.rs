@@ -57,7 +57,7 @@ fn main() -> std::io::Result<()> {
             println!("seed {seed} {name}: hidden pass train {:.3} -> {:.3}, held-out {:.3} -> {:.3}", base_eval.0, after.0, base_eval.1, after.1);
             runs.push(json!({
                 "seed": seed, "arm": name, "steps": steps,
-                "base": { "train": base_eval.0, "heldout": base_eval.1 },
+                "base": { "train": base_eval.0, "heldout": base_eval.1, "heldout_per_task": base_eval.2 },
                 "trained": { "train": after.0, "heldout": after.1, "heldout_per_task": after.2 },
             }));
         }
