@@ -1,0 +1,102 @@
+//! Chapter 8 lab: PPO against REINFORCE with a control arm, over more seeds and steps than the
+//! chapter's minute allows. For each seed: chapter 6's base agent (`make_base_agent`, default
+//! options, that seed), then `STEPS` batches of 32 episodes on random train tasks in the plain
+//! gym (chapter 6's environment), with Adam at 1e-3, advantage r - mean(r), token mean and a
+//! gradient-norm clip of 1, in four arms:
+//!
+//! - `reinforce_1`: one `policy_gradient_step` per batch (chapter 6);
+//! - `reinforce_2`: two REINFORCE steps per batch, no ratio and no clip: the control arm, with
+//!   as many optimizer steps per batch as `ppo_2`;
+//! - `ppo_2`, `ppo_4`: 2 or 4 clipped epochs per batch (`ppo_policy_loss`, default options),
+//!   old log-probs recomputed by the trainer before the first.
+//!
+//! Per step: the pass rate of the sampled batch (before its update). After training: 4
+//! episodes on each of the 200 held-out tasks (`sample_episodes`, seed 12), with each task's
+//! pass rate, for the base agent and every arm.
+//!
+//!     scripts/lab.sh ppo_vs_reinforce [SEEDS]      (default 5 seeds: 0..SEEDS)
+//!
+//! Uses chapters up to 08.
+
+use agentrl as arl;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::json;
+use tch::Kind;
+
+const LAB: &str = "ppo_vs_reinforce";
+const STEPS: usize = 60;
+const BATCH: usize = 32;
+const ARMS: [(&str, Option<usize>, usize); 4] =
+    [("reinforce_1", None, 1), ("reinforce_2", None, 2), ("ppo_2", Some(2), 0), ("ppo_4", Some(4), 0)];
+
+/// Held-out evaluation: 4 episodes per task from seed 12 -> (pass rate, per-task pass rates).
+fn heldout_eval(model: &arl::TinyAgent, lab: &labs::Lab) -> (f64, Vec<f64>) {
+    let trajs = arl::sample_episodes(model, &lab.heldout, &lab.tok, 4, 12);
+    let passed = |t: &arl::Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
+    let per_task: Vec<f64> = trajs.chunks(4).map(|g| g.iter().map(passed).sum::<f64>() / 4.0).collect();
+    (per_task.iter().sum::<f64>() / per_task.len() as f64, per_task)
+}
+
+fn main() -> std::io::Result<()> {
+    let lab = labs::Lab::start(5);
+    let (tok, train) = (&lab.tok, &lab.train);
+    let mut runs = Vec::new();
+    for seed in 0..lab.seeds {
+        let base = arl::make_base_agent(tok, train, arl::BaseAgentOptions { seed, ..Default::default() });
+        let (base_pass, base_per_task) = heldout_eval(&base, &lab);
+        let mut arms = serde_json::Map::new();
+        for (name, ppo_epochs, pg_steps) in ARMS {
+            let model = base.clone();
+            let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
+            let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
+            let (mut curve, mut clip) = (vec![], vec![]);
+            for _ in 0..STEPS {
+                let tasks: Vec<arl::Task> = (0..BATCH).map(|_| train[rng.gen_range(0..train.len())].clone()).collect();
+                let mut envs: Vec<arl::BugFixEnv> = tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
+                let opts = arl::RolloutOptions::default();
+                let (trajs, _) = arl::rollout_batch(&model, &mut envs, &tasks, tok, opts, &mut rng);
+                curve.push(arl::rollout_stats(&trajs).pass_rate);
+                let batch = arl::collate(&trajs, arl::PAD_ID);
+                let adv = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
+                match ppo_epochs {
+                    None => {
+                        for _ in 0..pg_steps {
+                            arl::policy_gradient_step(&model, &mut opt, &batch, &adv, arl::LossMode::TokenMean, 1.0);
+                        }
+                    }
+                    Some(epochs) => {
+                        let old_logp = tch::no_grad(|| arl::sequence_log_probs(&model, &batch.ids)); // [B, T-1]
+                        let mut fractions = vec![];
+                        for _ in 0..epochs {
+                            opt.zero_grad();
+                            let logp = arl::sequence_log_probs(&model, &batch.ids);
+                            let opts = arl::PpoOptions::default();
+                            let (loss, stats) = arl::ppo_policy_loss(&logp, &old_logp, &adv, &batch.action_mask, opts);
+                            loss.backward();
+                            arl::clip_grad_norm(&model.vs, 1.0);
+                            opt.step();
+                            fractions.push(stats.clip_fraction);
+                        }
+                        clip.push(fractions.iter().sum::<f64>() / epochs as f64);
+                    }
+                }
+            }
+            let (pass, per_task) = heldout_eval(&model, &lab);
+            println!("seed {seed} {name:<12} held-out {base_pass:.3} -> {pass:.3}");
+            arms.insert(
+                name.to_string(),
+                json!({ "batch_pass": curve, "clip_fraction": clip, "heldout": pass, "heldout_per_task": per_task }),
+            );
+        }
+        runs.push(json!({
+            "seed": seed,
+            "base": { "heldout": base_pass, "heldout_per_task": base_per_task },
+            "arms": arms,
+        }));
+    }
+    let results = json!({ "steps": STEPS, "batch": BATCH, "seeds": lab.seeds, "runs": runs });
+    let path = labs::write_results(LAB, results)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
