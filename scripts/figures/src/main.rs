@@ -797,8 +797,8 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
     let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
     let root = canvas(path)?;
     // plotters puts log-scale ticks at powers of ten only (here just 1): name the ones we need
-    let ticks = vec![0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 2.0, 3.0, 4.0];
-    let y = (0.2f64..4.0f64).log_scale().with_key_points(ticks);
+    let ticks = vec![0.03, 0.1, 0.3, 1.0, 3.0];
+    let y = (0.03f64..8.0f64).log_scale().with_key_points(ticks);
     let mut chart = chart_on(&root, 60, 0.5f64..steps + 0.5, y)?;
     chart
         .configure_mesh()
