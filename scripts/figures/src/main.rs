@@ -295,7 +295,7 @@ fn reinforce_curves(path: &Path) -> Result<()> {
 }
 
 /// Chapter 7: per-group noise of the output-head policy gradient, E||g_m - E g_m||^2, under
-/// each advantage estimator, relative to the plain return, with bootstrap error bars; the
+/// each advantage estimator, relative to the plain return, with 95% bootstrap intervals; the
 /// same rollouts, critic and seeds as Section 7.6, so the bars are the table's column.
 fn gradient_noise(path: &Path) -> Result<()> {
     use rand::{Rng, SeedableRng};
@@ -317,22 +317,44 @@ fn gradient_noise(path: &Path) -> Result<()> {
         let rewards = arl::outcome_rewards(&b.rewards, &b.action_mask);
         arl::returns_to_go(&rewards, &real(b), Default::default())
     };
-    let mut by_length = critic_data.clone();
-    by_length.sort_by_key(|t| t.ids.size()[0]);
-    let minibatches: Vec<arl::Batch> = by_length.chunks(32).map(|c| arl::collate(c, arl::PAD_ID)).collect();
+    // as chapter 7 trains it: policy tokens only, 12 epochs, the epoch with the best EV on a
+    // validation set of 40 more train tasks kept
+    let by_length = |trajs: &[arl::Trajectory]| {
+        let mut sorted = trajs.to_vec();
+        sorted.sort_by_key(|t| t.ids.size()[0]);
+        sorted.chunks(32).map(|c| arl::collate(c, arl::PAD_ID)).collect::<Vec<arl::Batch>>()
+    };
+    let minibatches = by_length(&critic_data);
+    let validation = by_length(&sample(&train[160..200], 8, 300));
     let groups: Vec<arl::Batch> = episodes.chunks(8).map(|c| arl::collate(c, arl::PAD_ID)).collect();
+    let ev_on = |critic: &arl::TinyAgent, batches: &[arl::Batch]| {
+        let (mut pred, mut goal) = (vec![], vec![]);
+        for b in batches {
+            let keep = b.action_mask.gt(0.0);
+            pred.push(tch::no_grad(|| arl::critic_values(critic, &b.ids)).masked_select(&keep));
+            goal.push(target(b).masked_select(&keep));
+        }
+        let (pred, goal) = (Tensor::cat(&pred, 0), Tensor::cat(&goal, 0));
+        arl::explained_variance(&pred, &goal, &goal.ones_like())
+    };
     let critic = arl::make_critic(&base);
     let mut opt = arl::FlatAdam::new(&critic.vs, 1e-3);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    for _ in 1..=8 {
+    let (mut best_ev, mut best) = (ev_on(&critic, &validation), critic.clone());
+    for _ in 1..=12 {
         let mut order: Vec<usize> = (0..minibatches.len()).collect();
         order.shuffle(&mut rng);
         for &i in &order {
             let b = &minibatches[i];
             let error = arl::critic_values(&critic, &b.ids) - target(b);
-            opt.backward_step(&arl::masked_mean(&error.square(), &real(b), None));
+            opt.backward_step(&arl::masked_mean(&error.square(), &b.action_mask, None));
+        }
+        let ev = ev_on(&critic, &validation);
+        if ev > best_ev {
+            (best_ev, best) = (ev, critic.clone());
         }
     }
+    let critic = best;
     let w = base.head_weight();
     let v_size = w.size()[0];
     let g = 8;
@@ -396,11 +418,12 @@ fn gradient_noise(path: &Path) -> Result<()> {
         })
         .collect();
     let once = Tensor::ones([m], cpu);
-    let bars: Vec<(f64, f64)> = (0..names.len())
+    let bars: Vec<(f64, f64, f64)> = (0..names.len())
         .map(|k| {
             let rel = |c: &Tensor| noise(&grams[k], c) / noise(&grams[0], c);
-            let boots: Vec<f64> = draws.iter().map(|c| rel(c)).collect();
-            (rel(&once), Tensor::from_slice(&boots).std(true).double_value(&[]))
+            let mut boots: Vec<f64> = draws.iter().map(|c| rel(c)).collect();
+            boots.sort_by(f64::total_cmp);
+            (rel(&once), boots[4], boots[195]) // the estimate and its 95% percentile interval
         })
         .collect();
 
@@ -416,18 +439,18 @@ fn gradient_noise(path: &Path) -> Result<()> {
             if (y - y.round()).abs() < 1e-6 && i < names.len() { names[names.len() - 1 - i].to_string() } else { String::new() }
         })
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .x_desc("per-group gradient noise relative to the plain return (± bootstrap s.d.)")
+        .x_desc("per-group gradient noise relative to the plain return (95% bootstrap interval)")
         .label_style((FONT, TICK))
         .axis_desc_style((FONT, AXIS))
         .light_line_style(BLACK.mix(0.06))
         .draw()?;
     let blue = RGBColor(0x75, 0x70, 0xb3);
     let orange = RGBColor(0xd9, 0x5f, 0x02);
-    for (k, &(value, sd)) in bars.iter().enumerate() {
+    for (k, &(value, low, high)) in bars.iter().enumerate() {
         let y = n - 1.0 - k as f64;
         let color = if value < 1.0 { blue } else { orange };
         chart.draw_series(std::iter::once(Rectangle::new([(0.0, y - 0.32), (value, y + 0.32)], color.filled())))?;
-        chart.draw_series(std::iter::once(PathElement::new(vec![(value - sd, y), (value + sd, y)], BLACK.stroke_width(2))))?;
+        chart.draw_series(std::iter::once(PathElement::new(vec![(low, y), (high, y)], BLACK.stroke_width(2))))?;
     }
     chart.draw_series(std::iter::once(PathElement::new(vec![(1.0, -0.5), (1.0, n - 0.5)], BLACK.mix(0.5))))?;
     // The colours say which side of the plain return (1, the grey line) a baseline lands on.
