@@ -449,7 +449,7 @@ pub fn gspo_policy_loss(
     let clipped = -&adv * s.clamp(1.0 - opts.clip_low, 1.0 + opts.clip_high);
     let is_clipped = clipped.gt_tensor(&unclipped);
     let per_token = clipped.where_self(&is_clipped, &unclipped);
-    let loss = aggregate_loss(&per_token, mask, LossMode::SequenceMean);
+    let loss = aggregate_loss(&per_token, mask, LossMode::SeqMeanTokenMean);
     let share = |x: &Tensor| masked_mean(&x.to_kind(Kind::Float), mask, None).double_value(&[]);
     let seq_ratio = seq_log_ratio.exp(); // [B]
     let stats = PpoStats {
@@ -536,14 +536,16 @@ pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usiz
 
 // generated from book/src/09-grpo.md, saved block 14
 /// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
-/// tokens, the sequences that have one, or B * norm (norm None: T); at least 1.
+/// tokens, the sequences that have one, or B * norm; at least 1.
 pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
-    let (b, t) = mask.size2().unwrap();
+    let b = mask.size()[0];
     let total = |x: &Tensor| x.to_kind(Kind::Float).sum(Kind::Float).double_value(&[]);
     let n = match mode {
         LossMode::TokenMean => total(&mask.gt(0.0)),
-        LossMode::SequenceMean => total(&mask.gt(0.0).any_dim(1, false)),
-        LossMode::ConstantNorm { norm } => b as f64 * norm.unwrap_or(t as f64),
+        LossMode::SeqMeanTokenMean | LossMode::SeqMeanTokenSum => {
+            total(&mask.gt(0.0).any_dim(1, false))
+        }
+        LossMode::ConstantNorm { norm } => b as f64 * norm,
     };
     n.max(1.0)
 }
@@ -599,7 +601,7 @@ impl LossNorms {
     pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {
         let policy_mode = match cfg.ratio {
             RatioLevel::Token => cfg.loss_mode,
-            RatioLevel::Sequence => LossMode::SequenceMean,
+            RatioLevel::Sequence => LossMode::SeqMeanTokenMean,
         };
         Self {
             policy: loss_normalizer(mask, policy_mode),
@@ -685,7 +687,7 @@ pub fn rl_update(
         let mut order: Vec<usize> = (0..b).collect();
         order.shuffle(rng);
         for rows in order.chunks(b.div_ceil(cfg.minibatches.max(1))) {
-            // the minibatch's normalizers, once; ConstantNorm's T is the minibatch's padded length
+            // the minibatch's normalizers, once, before its first micro-batch
             let whole = LossNorms::of(&batch_rows(batch, rows).action_mask, cfg);
             opt.zero_grad();
             for micro in micro_batches(batch, rows, cfg.micro_batch) {

@@ -31,7 +31,7 @@ fn variants(base: &arl::RLConfig) -> Vec<(&'static str, arl::RLConfig, bool)> {
             "Dr. GRPO",
             arl::RLConfig {
                 advantage: AdvantageKind::GroupMean,
-                loss_mode: LossMode::ConstantNorm { norm: Some(16.0) },
+                loss_mode: LossMode::ConstantNorm { norm: 16.0 },
                 ..c()
             },
             false,
