@@ -396,6 +396,31 @@ pub fn sample_episodes(
     rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
 }
 
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// Pass rate of each task from `n` consecutive episodes per task (the layout of
+/// `sample_episodes`): a pass is a submitted episode whose final source passes the hidden
+/// tests -> one rate per task.
+pub fn per_task_pass_rates(trajs: &[Trajectory], n: usize) -> Vec<f64> {
+    let passed = |t: &Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
+    trajs.chunks(n).map(|g| g.iter().map(passed).sum::<f64>() / n as f64).collect()
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// `n` episodes, each on a task drawn uniformly from `tasks` with `rng`, sampled in lockstep.
+pub fn sample_random_tasks(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    n: usize,
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Trajectory> {
+    let picked: Vec<Task> = (0..n).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
+    let mut envs: Vec<BugFixEnv> =
+        picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
+    rollout_batch(model, &mut envs, &picked, tok, opts, rng).0
+}
+
 // generated from book/src/06-policy-gradients.md, saved block 11
 /// Options of `reinforce_train`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -433,12 +458,8 @@ pub fn reinforce_train(
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut history = vec![];
     for _ in 0..opts.steps {
-        let picked: Vec<Task> =
-            (0..opts.batch_size).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
-        let mut envs: Vec<BugFixEnv> =
-            picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
         let rollout = RolloutOptions::default();
-        let (trajs, _) = rollout_batch(model, &mut envs, &picked, tok, rollout, &mut rng);
+        let trajs = sample_random_tasks(model, tasks, tok, opts.batch_size, rollout, &mut rng);
         let batch = collate(&trajs, PAD_ID);
         let advantages = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
         policy_gradient_step(model, &mut adam, &batch, &advantages, opts.mode, opts.max_grad_norm);

@@ -21,7 +21,7 @@
 //! Uses chapters up to 08.
 
 use agentrl as arl;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use tch::Kind;
@@ -50,9 +50,7 @@ const ARMS: [(&str, Trainer); 5] = [
 
 /// Held-out evaluation: 4 episodes per task from seed 12 -> (pass rate, per-task pass rates).
 fn heldout_eval(model: &arl::TinyAgent, lab: &labs::Lab) -> (f64, Vec<f64>) {
-    let trajs = arl::sample_episodes(model, &lab.heldout, &lab.tok, 4, 12);
-    let passed = |t: &arl::Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
-    let per_task: Vec<f64> = trajs.chunks(4).map(|g| g.iter().map(passed).sum::<f64>() / 4.0).collect();
+    let per_task = arl::per_task_pass_rates(&arl::sample_episodes(model, &lab.heldout, &lab.tok, 4, 12), 4);
     (per_task.iter().sum::<f64>() / per_task.len() as f64, per_task)
 }
 
@@ -70,10 +68,7 @@ fn main() -> std::io::Result<()> {
             let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
             let (mut curve, mut clip, mut explained) = (vec![], vec![], vec![]);
             for _ in 0..STEPS {
-                let tasks: Vec<arl::Task> = (0..BATCH).map(|_| train[rng.gen_range(0..train.len())].clone()).collect();
-                let mut envs: Vec<arl::BugFixEnv> = tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
-                let opts = arl::RolloutOptions::default();
-                let (trajs, _) = arl::rollout_batch(&model, &mut envs, &tasks, tok, opts, &mut rng);
+                let trajs = arl::sample_random_tasks(&model, train, tok, BATCH, Default::default(), &mut rng);
                 curve.push(arl::rollout_stats(&trajs).pass_rate);
                 let batch = arl::collate(&trajs, arl::PAD_ID);
                 let adv = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
