@@ -650,6 +650,8 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         RGBColor(0xe7, 0x29, 0x8a),
         RGBColor(0x66, 0xa6, 0x1e),
         RGBColor(0xa6, 0x76, 0x1d),
+        RGBColor(0x1f, 0x78, 0xb4),
+        RGBColor(0x33, 0x33, 0x33),
     ];
     let windows = steps / WINDOW;
     let root = canvas(path)?;
