@@ -682,7 +682,7 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
                 let mean = per_seed.iter().sum::<f64>() / n;
                 let var = per_seed.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
                 // variants side by side within the window, so their error bars do not overlap
-                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - 3.0) * 0.3;
+                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - (names.len() as f64 - 1.0) / 2.0) * 0.3;
                 (x, mean, (var / n).sqrt())
             })
             .collect();
