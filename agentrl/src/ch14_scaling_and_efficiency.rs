@@ -108,3 +108,89 @@ pub fn packed_logits(
     model.hidden_with(ids, position_ids, Some(&allowed)).matmul(&model.head_weight().tr())
 }
 
+// generated from book/src/14-scaling-and-efficiency.md, saved block 3
+/// Micro-batches of sequence indices, longest first, each as large as a token budget allows:
+/// count × its longest <= max_tokens (a sequence longer than the budget goes alone).
+pub fn token_budget_batches(lengths: &[usize], max_tokens: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(lengths[i])); // stable: ties keep their order
+    let mut batches: Vec<Vec<usize>> = vec![];
+    for i in order {
+        match batches.last_mut() {
+            // a batch's first sequence is its longest
+            Some(batch) if (batch.len() + 1) * lengths[batch[0]] <= max_tokens => batch.push(i),
+            _ => batches.push(vec![i]),
+        }
+    }
+    batches
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 3
+/// Log-probs of ids[:, 1:] on packed rows: [R, L-1] (meaningful where the action mask is 1).
+pub fn packed_log_probs(model: &TinyAgent, packed: &PackedBatch) -> Tensor {
+    let l = packed.ids.size()[1];
+    let logits = packed_logits(model, &packed.ids, &packed.position_ids, &packed.segment_ids);
+    selected_log_probs(&logits.narrow(1, 0, l - 1), &packed.ids.narrow(1, 1, l - 1))
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 3
+/// Per-episode values [B] spread over each episode's columns of the packed rows: [R, L-1].
+pub fn packed_advantages(packed: &PackedBatch, advantages: &Tensor) -> Tensor {
+    let out = packed.action_mask.zeros_like();
+    let values = Vec::<f32>::try_from(advantages).expect("advantages [B]");
+    for (i, &(row, start, len)) in packed.places.iter().enumerate() {
+        let _ = out.get(row as i64).narrow(0, start as i64, len as i64 - 1).fill_(values[i] as f64);
+    }
+    out
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 4
+use rand::seq::SliceRandom;
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 4
+use rand_chacha::ChaCha8Rng;
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 4
+/// Chapter 8's `ppo_update` on packed rows: pi_old scored once, then `epochs` passes of
+/// shuffled minibatches of rows; advantages [R, L-1] (`packed_advantages`) -> each step's
+/// statistics.
+pub fn packed_update(
+    model: &TinyAgent,
+    opt: &mut FlatAdam,
+    packed: &PackedBatch,
+    advantages: &Tensor,
+    opts: PpoUpdateOptions,
+    rng: &mut ChaCha8Rng,
+) -> Vec<PpoStats> {
+    let old_logp = tch::no_grad(|| packed_log_probs(model, packed)); // [R, L-1]
+    let r = packed.ids.size()[0] as usize;
+    let mut stats = vec![];
+    for _ in 0..opts.epochs {
+        let mut order: Vec<i64> = (0..r as i64).collect();
+        if opts.minibatches > 1 {
+            order.shuffle(rng);
+        }
+        for rows in order.chunks(r.div_ceil(opts.minibatches.max(1))) {
+            let rows = Tensor::from_slice(rows);
+            let pick = |x: &Tensor| x.index_select(0, &rows);
+            let part = PackedBatch {
+                ids: pick(&packed.ids),
+                position_ids: pick(&packed.position_ids),
+                segment_ids: pick(&packed.segment_ids),
+                action_mask: pick(&packed.action_mask),
+                sample_logp: None,
+                places: vec![],
+            };
+            opt.zero_grad();
+            let logp = packed_log_probs(model, &part); // [r, L-1]
+            let (old, adv) = (pick(&old_logp), pick(advantages));
+            let (loss, step) = ppo_policy_loss(&logp, &old, &adv, &part.action_mask, opts.policy);
+            loss.backward();
+            clip_grad_norm(&model.vs, opts.max_grad_norm);
+            opt.step();
+            stats.push(step);
+        }
+    }
+    stats
+}
+
