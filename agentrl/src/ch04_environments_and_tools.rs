@@ -1368,6 +1368,26 @@ pub fn bootstrap_ci(per_task: &[Vec<f64>], rng: &mut ChaCha8Rng) -> (f64, f64, f
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 36
+/// Paired differences a - b of two arms scored on the same seeds (rows) and tasks (columns):
+/// the input of `bootstrap_ci` for a comparison that cancels how hard each task is.
+pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    assert_eq!(a.len(), b.len(), "paired_difference: the two arms need the same seeds");
+    let row = |(x, y): (&Vec<f64>, &Vec<f64>)| x.iter().zip(y).map(|(x, y)| x - y).collect();
+    a.iter().zip(b).map(row).collect()
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 36
+/// A `bootstrap_ci` result as `mean [low, high]` with three decimals, signed (`+0.134`) when
+/// it is a difference.
+pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
+    if signed {
+        format!("{mean:+.3} [{low:+.3}, {high:+.3}]")
+    } else {
+        format!("{mean:.3} [{low:.3}, {high:.3}]")
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 36
 /// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
 /// builds the policy of one episode from the task and an episode counter.
 pub fn task_pass_rates(

@@ -27,16 +27,22 @@ pub fn masked_mean(x: &Tensor, mask: &Tensor, dim: Option<i64>) -> Tensor {
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 2
-/// How per-token loss terms [B, T] become one scalar: the weight each policy token gets.
+/// How per-token loss terms [B, T] become one scalar: the weight each policy token gets. The
+/// names are verl's `loss_agg_mode`s; the docs say which TRL `loss_type` matches.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LossMode {
-    /// sum / (policy tokens in the batch): every token weighs the same.
+    /// sum / (policy tokens in the batch): every token weighs the same. verl `token-mean`,
+    /// TRL `dapo`.
     TokenMean,
-    /// mean over sequences of each sequence's token mean; rows with no policy token are
-    /// left out of the mean.
-    SequenceMean,
-    /// sum / (B * norm), a constant per token ("Dr. GRPO"); `norm` None = the padded length T.
-    ConstantNorm { norm: Option<f64> },
+    /// mean over sequences of each sequence's token mean: every sequence weighs the same.
+    /// verl `seq-mean-token-mean`, TRL `grpo`. Rows without a policy token are left out.
+    SeqMeanTokenMean,
+    /// mean over sequences of each sequence's token sum: Section 6.1's estimator. verl
+    /// `seq-mean-token-sum`. Rows without a policy token are left out.
+    SeqMeanTokenSum,
+    /// sum / (B * norm), with `norm` a constant fixed before training, such as the generation
+    /// budget in tokens (Dr. GRPO; TRL `dr_grpo` with `max_completion_length`).
+    ConstantNorm { norm: f64 },
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 2
@@ -45,18 +51,16 @@ pub fn aggregate_loss(per_token: &Tensor, mask: &Tensor, mode: LossMode) -> Tens
     let keep = mask.gt(0.0); // [B, T]
     let kind = if per_token.kind() == Kind::Double { Kind::Double } else { Kind::Float };
     let x = per_token.where_self(&keep, &per_token.zeros_like()).to_kind(kind);
-    let (b, t) = per_token.size2().unwrap();
+    let rows_with_tokens = || keep.any_dim(1, false).to_kind(kind).sum(kind).clamp_min(1.0);
     match mode {
         LossMode::TokenMean => masked_mean(&x, mask, None),
-        LossMode::SequenceMean => {
-            let per_seq = masked_mean(&x, mask, Some(1)); // [B]
-            let has_tokens = keep.any_dim(1, false).to_kind(kind); // [B]
-            per_seq.sum(kind) / has_tokens.sum(kind).clamp_min(1.0)
+        LossMode::SeqMeanTokenMean => {
+            masked_mean(&x, mask, Some(1)).sum(kind) / rows_with_tokens() // [B] -> scalar
         }
+        LossMode::SeqMeanTokenSum => x.sum(kind) / rows_with_tokens(),
         LossMode::ConstantNorm { norm } => {
-            let norm = norm.unwrap_or(t as f64);
             assert!(norm > 0.0, "aggregate_loss: ConstantNorm needs a positive norm, got {norm}");
-            x.sum(kind) / (b as f64 * norm)
+            x.sum(kind) / (per_token.size()[0] as f64 * norm)
         }
     }
 }
@@ -392,6 +396,31 @@ pub fn sample_episodes(
     rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
 }
 
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// Pass rate of each task from `n` consecutive episodes per task (the layout of
+/// `sample_episodes`): a pass is a submitted episode whose final source passes the hidden
+/// tests -> one rate per task.
+pub fn per_task_pass_rates(trajs: &[Trajectory], n: usize) -> Vec<f64> {
+    let passed = |t: &Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
+    trajs.chunks(n).map(|g| g.iter().map(passed).sum::<f64>() / n as f64).collect()
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// `n` episodes, each on a task drawn uniformly from `tasks` with `rng`, sampled in lockstep.
+pub fn sample_random_tasks(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    n: usize,
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Trajectory> {
+    let picked: Vec<Task> = (0..n).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
+    let mut envs: Vec<BugFixEnv> =
+        picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
+    rollout_batch(model, &mut envs, &picked, tok, opts, rng).0
+}
+
 // generated from book/src/06-policy-gradients.md, saved block 11
 /// Options of `reinforce_train`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -429,12 +458,8 @@ pub fn reinforce_train(
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut history = vec![];
     for _ in 0..opts.steps {
-        let picked: Vec<Task> =
-            (0..opts.batch_size).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
-        let mut envs: Vec<BugFixEnv> =
-            picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
         let rollout = RolloutOptions::default();
-        let (trajs, _) = rollout_batch(model, &mut envs, &picked, tok, rollout, &mut rng);
+        let trajs = sample_random_tasks(model, tasks, tok, opts.batch_size, rollout, &mut rng);
         let batch = collate(&trajs, PAD_ID);
         let advantages = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
         policy_gradient_step(model, &mut adam, &batch, &advantages, opts.mode, opts.max_grad_norm);

@@ -120,30 +120,221 @@ pub fn ppo_policy_loss(
 }
 
 // generated from book/src/08-ppo.md, saved block 4
-/// Clipped value regression on policy tokens -> scalar; values, old_values, returns, mask [B, T].
-/// 0.5 * mean of max((V - R)^2, (V_clip - R)^2), V_clip within old_values +- clip;
-/// `clip` None = plain regression.
+use rand::seq::SliceRandom;
+
+// generated from book/src/08-ppo.md, saved block 4
+use rand_chacha::ChaCha8Rng;
+
+// generated from book/src/08-ppo.md, saved block 4
+/// Options of `ppo_update`: the clipped surrogate's, and how often each batch is reused.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PpoUpdateOptions {
+    pub policy: PpoOptions,
+    /// Passes over the batch, and shuffled minibatches (optimizer steps) per pass.
+    pub epochs: usize,
+    pub minibatches: usize,
+    pub max_grad_norm: f64,
+}
+
+// generated from book/src/08-ppo.md, saved block 4
+/// Defaults: the default clip, 2 epochs of 1 full-batch step, gradient norm clipped at 1.
+impl Default for PpoUpdateOptions {
+    fn default() -> Self {
+        let policy = PpoOptions::default();
+        Self { policy, epochs: 2, minibatches: 1, max_grad_norm: 1.0 }
+    }
+}
+
+// generated from book/src/08-ppo.md, saved block 4
+/// The rows `rows` [b] of the tensors of a batch (every tensor's first dimension is B).
+pub fn take_rows(batch: &Batch, rows: &Tensor) -> Batch {
+    let pick = |x: &Tensor| x.index_select(0, rows);
+    Batch {
+        ids: pick(&batch.ids),
+        attention_mask: pick(&batch.attention_mask),
+        action_mask: pick(&batch.action_mask),
+        sample_logp: batch.sample_logp.as_ref().map(pick),
+        turn_ids: pick(&batch.turn_ids),
+        rewards: pick(&batch.rewards),
+    }
+}
+
+// generated from book/src/08-ppo.md, saved block 4
+/// PPO on one batch with fixed advantages [B] or [B, T-1]: pi_old scored once by the trainer,
+/// then `epochs` passes of shuffled clipped steps -> each step's statistics, before its step.
+pub fn ppo_update(
+    model: &TinyAgent,
+    opt: &mut FlatAdam,
+    batch: &Batch,
+    advantages: &Tensor,
+    opts: PpoUpdateOptions,
+    rng: &mut ChaCha8Rng,
+) -> Vec<PpoStats> {
+    let old_logp = tch::no_grad(|| sequence_log_probs(model, &batch.ids)); // [B, T-1]
+    let b = batch.ids.size()[0] as usize;
+    let mut stats = vec![];
+    for _ in 0..opts.epochs {
+        let mut order: Vec<i64> = (0..b as i64).collect();
+        if opts.minibatches > 1 {
+            order.shuffle(rng); // one full-batch step per epoch needs no shuffle
+        }
+        for rows in order.chunks(b.div_ceil(opts.minibatches.max(1))) {
+            let rows = Tensor::from_slice(rows);
+            let mb = take_rows(batch, &rows);
+            let (old, adv) = (old_logp.index_select(0, &rows), advantages.index_select(0, &rows));
+            opt.zero_grad();
+            let logp = sequence_log_probs(model, &mb.ids); // [b, T-1]
+            let (loss, step) = ppo_policy_loss(&logp, &old, &adv, &mb.action_mask, opts.policy);
+            loss.backward();
+            clip_grad_norm(&model.vs, opts.max_grad_norm);
+            opt.step();
+            stats.push(step);
+        }
+    }
+    stats
+}
+
+// generated from book/src/08-ppo.md, saved block 5
+/// Options of `value_loss`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValueLossOptions {
+    /// Largest move of a value away from `old_values` that still earns a gradient, in units of
+    /// the return; None = plain regression.
+    pub clip: Option<f64>,
+    /// How the per-token errors become one scalar (verl's critic: `loss_agg_mode`).
+    pub mode: LossMode,
+}
+
+// generated from book/src/08-ppo.md, saved block 5
+/// Defaults: verl's critic, clip 0.5 and token mean.
+impl Default for ValueLossOptions {
+    fn default() -> Self {
+        Self { clip: Some(0.5), mode: LossMode::TokenMean }
+    }
+}
+
+// generated from book/src/08-ppo.md, saved block 5
+/// Clipped value regression on policy tokens: values, old_values, returns, mask [B, T] ->
+/// (0.5 * aggregate of max((V - R)^2, (V_clip - R)^2), share of policy tokens where the clipped
+/// error is the larger, i.e. whose gradient the clip removed), V_clip within old_values +- clip.
 pub fn value_loss(
     values: &Tensor,
     old_values: &Tensor,
     returns: &Tensor,
     mask: &Tensor,
-    clip: Option<f64>,
-) -> Tensor {
-    assert!(clip.is_none_or(|c| c >= 0.0), "value_loss: a value clip must be >= 0");
+    opts: ValueLossOptions,
+) -> (Tensor, f64) {
+    assert!(opts.clip.is_none_or(|c| c >= 0.0), "value_loss: a value clip must be >= 0");
     let keep = mask.gt(0.0);
     // select first: NaN or inf under mask 0 would make the squared error's gradient NaN
     let clean = |x: &Tensor| x.where_self(&keep, &x.zeros_like()); // [B, T]
     let (values, returns) = (clean(values), clean(&returns.detach()));
     let plain = (&values - &returns).square(); // [B, T]
-    let per_token = match clip {
-        None => plain,
+    let (per_token, clip_fraction) = match opts.clip {
+        None => (plain, 0.0),
         Some(c) => {
             let old = clean(&old_values.detach());
-            let clipped = (&values - &old).clamp(-c, c) + &old; // [B, T]
-            plain.maximum(&(clipped - &returns).square())
+            let clipped = ((&values - &old).clamp(-c, c) + &old - &returns).square(); // [B, T]
+            let share = masked_mean(&clipped.gt_tensor(&plain).to_kind(Kind::Float), mask, None);
+            (plain.maximum(&clipped), share.double_value(&[]))
         }
     };
-    masked_mean(&per_token, mask, None) * 0.5
+    (aggregate_loss(&per_token, mask, opts.mode) * 0.5, clip_fraction)
+}
+
+// generated from book/src/08-ppo.md, saved block 6
+/// Options of `actor_critic_update`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ActorCriticOptions {
+    pub ppo: PpoUpdateOptions,
+    pub value: ValueLossOptions,
+    pub gae: GaeOptions,
+    /// Weight of the entropy bonus subtracted from the policy loss (0 = none).
+    pub entropy_coef: f64,
+}
+
+// generated from book/src/08-ppo.md, saved block 6
+/// Defaults: `ppo_update`'s and `value_loss`'s, GAE with gamma 1 and lambda 1, no entropy bonus.
+impl Default for ActorCriticOptions {
+    fn default() -> Self {
+        let gae = GaeOptions { gamma: 1.0, lam: 1.0 };
+        let (ppo, value) = (PpoUpdateOptions::default(), ValueLossOptions::default());
+        Self { ppo, value, gae, entropy_coef: 0.0 }
+    }
+}
+
+// generated from book/src/08-ppo.md, saved block 6
+/// Means over the optimizer steps of one `actor_critic_update`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ActorCriticStats {
+    pub clip_fraction: f64,
+    /// k3 estimate of KL(pi_old || pi_theta) at the start of each step.
+    pub approx_kl: f64,
+    pub entropy: f64,
+    pub value_loss: f64,
+    pub value_clip_fraction: f64,
+    /// Of the critic's values before the update, on the GAE returns (NaN if they are constant).
+    pub explained_variance: f64,
+}
+
+// generated from book/src/08-ppo.md, saved block 7
+/// One PPO update of `policy` and its `critic` on a batch with one outcome reward per episode:
+/// values and GAE once, then epochs of shuffled minibatches, each a clipped policy step (minus
+/// the entropy bonus) and a clipped value step -> mean statistics.
+pub fn actor_critic_update(
+    (policy, policy_opt): (&TinyAgent, &mut FlatAdam),
+    (critic, critic_opt): (&TinyAgent, &mut FlatAdam),
+    batch: &Batch,
+    opts: ActorCriticOptions,
+    rng: &mut ChaCha8Rng,
+) -> ActorCriticStats {
+    let (ids, mask) = (&batch.ids, &batch.action_mask); // [B, T], [B, T-1]
+    let old_logp = tch::no_grad(|| sequence_log_probs(policy, ids)); // [B, T-1]
+    let old_values = tch::no_grad(|| critic_values(critic, ids)); // [B, T-1]
+    let rewards = outcome_rewards(&batch.rewards, mask);
+    let (advantages, returns) = gae_advantages(&rewards, &old_values, mask, opts.gae);
+    let ev = explained_variance(&old_values, &returns, mask);
+    let mut total = ActorCriticStats::default();
+    let (b, mut steps) = (ids.size()[0] as usize, 0.0);
+    for _ in 0..opts.ppo.epochs {
+        let mut order: Vec<i64> = (0..b as i64).collect();
+        order.shuffle(rng);
+        for rows in order.chunks(b.div_ceil(opts.ppo.minibatches.max(1))) {
+            let rows = Tensor::from_slice(rows);
+            let (mb, pick) = (take_rows(batch, &rows), |x: &Tensor| x.index_select(0, &rows));
+            let (m, t1) = (&mb.action_mask, mb.ids.size()[1] - 1);
+            policy_opt.zero_grad();
+            let logits = policy.forward(&mb.ids.narrow(1, 0, t1)); // [b, T-1, V]
+            let logp = selected_log_probs(&logits, &mb.ids.narrow(1, 1, t1)); // [b, T-1]
+            let adv = pick(&advantages);
+            let (loss, step) = ppo_policy_loss(&logp, &pick(&old_logp), &adv, m, opts.ppo.policy);
+            let entropy = masked_mean(&entropy_from_logits(&logits), m, None);
+            (loss - &entropy * opts.entropy_coef).backward();
+            clip_grad_norm(&policy.vs, opts.ppo.max_grad_norm);
+            policy_opt.step();
+            critic_opt.zero_grad();
+            let values = critic_values(critic, &mb.ids); // [b, T-1]
+            let (vloss, vclip) =
+                value_loss(&values, &pick(&old_values), &pick(&returns), m, opts.value);
+            vloss.backward();
+            clip_grad_norm(&critic.vs, opts.ppo.max_grad_norm);
+            critic_opt.step();
+            total.clip_fraction += step.clip_fraction;
+            total.approx_kl += step.approx_kl;
+            total.entropy += entropy.double_value(&[]);
+            (total.value_loss, total.value_clip_fraction) =
+                (total.value_loss + vloss.double_value(&[]), total.value_clip_fraction + vclip);
+            steps += 1.0;
+        }
+    }
+    let mean = |x: f64| x / f64::max(steps, 1.0);
+    ActorCriticStats {
+        clip_fraction: mean(total.clip_fraction),
+        approx_kl: mean(total.approx_kl),
+        entropy: mean(total.entropy),
+        value_loss: mean(total.value_loss),
+        value_clip_fraction: mean(total.value_clip_fraction),
+        explained_variance: ev,
+    }
 }
 

@@ -23,17 +23,74 @@ pub enum RatioLevel {
     Sequence,
 }
 
-// generated from book/src/09-grpo.md, saved block 1
-/// Per-token estimators of KL(pi_theta || pi_ref) from log r = log pi_ref - log pi_theta on
-/// tokens sampled from pi_theta: k1 = -log r, k2 = (log r)^2 / 2, k3 = r - 1 - log r.
+// generated from book/src/09-grpo.md, saved block 2
+use std::fmt;
+
+// generated from book/src/09-grpo.md, saved block 2
+/// Per-token estimators of KL(pi_theta || pi_ref) from delta = log pi_theta - log pi_ref on
+/// tokens sampled from pi_theta: k1 = delta, k2 = delta^2 / 2, k3 = exp(-delta) - 1 + delta;
+/// K1Plus and K3Plus have the value of k1 and k3 and the gradient of k2 (Chapter 10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KlKind {
     K1,
     K2,
     K3,
+    K1Plus,
+    K3Plus,
 }
 
 // generated from book/src/09-grpo.md, saved block 2
+impl KlKind {
+    /// Every estimator, in the order Chapter 10 compares them.
+    pub const ALL: [KlKind; 5] = [Self::K1, Self::K2, Self::K3, Self::K1Plus, Self::K3Plus];
+}
+
+// generated from book/src/09-grpo.md, saved block 2
+/// `k1`, `k2`, `k3`, `k1+`, `k3+`.
+impl fmt::Display for KlKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let name = match self {
+            Self::K1 => "k1",
+            Self::K2 => "k2",
+            Self::K3 => "k3",
+            Self::K1Plus => "k1+",
+            Self::K3Plus => "k3+",
+        };
+        f.pad(name)
+    }
+}
+
+// generated from book/src/09-grpo.md, saved block 2
+/// Where the KL penalty acts: a term of the loss (TRL's GRPO, verl's `use_kl_loss`), or
+/// subtracted from each episode's reward (verl's `use_kl_in_reward`; Chapter 10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KlPlacement {
+    Loss,
+    Reward,
+}
+
+// generated from book/src/09-grpo.md, saved block 2
+/// The KL penalty against a frozen reference, in one place: estimator, coefficient, placement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KlConfig {
+    pub kind: KlKind,
+    /// beta; 0 = no penalty, and no reference model needed.
+    pub coef: f64,
+    pub placement: KlPlacement,
+    /// Each per-token estimate clamped to [-clamp, clamp], with no gradient beyond: verl and
+    /// OpenRLHF clamp at 10, TRL does not clamp (None).
+    pub clamp: Option<f64>,
+}
+
+// generated from book/src/09-grpo.md, saved block 2
+/// Defaults: k3 in the loss, clamped at 10 as verl and OpenRLHF do, with coefficient 0 (off).
+impl Default for KlConfig {
+    fn default() -> Self {
+        Self { kind: KlKind::K3, coef: 0.0, placement: KlPlacement::Loss, clamp: Some(10.0) }
+    }
+}
+
+// generated from book/src/09-grpo.md, saved block 3
 /// Settings of `train_rl`; `Default` is the book's GRPO on the one-edit gym.
 #[derive(Clone)]
 pub struct RLConfig {
@@ -53,9 +110,8 @@ pub struct RLConfig {
     /// Rows per forward/backward pass within a minibatch, grouped by length (`micro_batches`).
     pub micro_batch: usize,
     pub loss_mode: LossMode,
-    pub kl_kind: KlKind,
-    /// KL coefficient beta; 0 needs no reference model.
-    pub kl_coef: f64,
+    /// The KL penalty against the reference (off by default).
+    pub kl: KlConfig,
     pub lr: f64,
     pub max_grad_norm: f64,
     pub temperature: f64,
@@ -68,13 +124,10 @@ pub struct RLConfig {
     pub seed: u64,
 }
 
-// generated from book/src/09-grpo.md, saved block 3
-use std::fmt;
-
-// generated from book/src/09-grpo.md, saved block 3
+// generated from book/src/09-grpo.md, saved block 4
 use std::sync::Arc;
 
-// generated from book/src/09-grpo.md, saved block 3
+// generated from book/src/09-grpo.md, saved block 4
 /// GRPO: groups of 8 from 16 tasks, z-scored advantages, zero-signal groups dropped, token
 /// ratios clipped at 0.2, 1 epoch of 2 minibatches in micro-batches of 16 rows, token mean,
 /// no KL, Adam at 1e-3, 6 turns, 1 edit, names as generated, hidden-test reward.
@@ -92,8 +145,7 @@ impl Default for RLConfig {
             minibatches: 2,
             micro_batch: 16,
             loss_mode: LossMode::TokenMean,
-            kl_kind: KlKind::K3,
-            kl_coef: 0.0,
+            kl: KlConfig::default(),
             lr: 1e-3,
             max_grad_norm: 1.0,
             temperature: 1.0,
@@ -106,7 +158,7 @@ impl Default for RLConfig {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 3
+// generated from book/src/09-grpo.md, saved block 4
 /// Every field but the reward hook, which prints as `..`.
 impl fmt::Debug for RLConfig {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -121,7 +173,7 @@ impl fmt::Debug for RLConfig {
             .field("minibatches", &self.minibatches)
             .field("micro_batch", &self.micro_batch)
             .field("loss_mode", &self.loss_mode)
-            .field("kl", &(self.kl_kind, self.kl_coef))
+            .field("kl", &self.kl)
             .field("lr", &self.lr)
             .field("max_grad_norm", &self.max_grad_norm)
             .field("temperature", &self.temperature)
@@ -133,7 +185,7 @@ impl fmt::Debug for RLConfig {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 4
+// generated from book/src/09-grpo.md, saved block 5
 /// One fresh environment as `cfg` describes it: turn budget, reward, and edit budget.
 pub fn make_env(cfg: &RLConfig) -> Box<dyn Env> {
     let opts = BugFixEnvOptions {
@@ -144,7 +196,7 @@ pub fn make_env(cfg: &RLConfig) -> Box<dyn Env> {
     Box::new(EditBudgetEnv::new(opts, cfg.max_edits))
 }
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 /// A BugFix environment that applies at most `max_edits` edits per episode: later edit calls
 /// use a turn, change nothing, and are answered `edited <op> : no change`.
 #[derive(Clone, Debug)]
@@ -155,7 +207,7 @@ pub struct EditBudgetEnv {
     pub edits: usize,
 }
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 impl EditBudgetEnv {
     /// Wrap a BugFix environment with options `opts` and an edit budget.
     pub fn new(opts: BugFixEnvOptions, max_edits: usize) -> Self {
@@ -163,7 +215,7 @@ impl EditBudgetEnv {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 5
+// generated from book/src/09-grpo.md, saved block 6
 /// Edits within the budget pass through; an edit beyond it is undone and re-graded.
 impl Env for EditBudgetEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -192,13 +244,13 @@ impl Env for EditBudgetEnv {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 use rand::Rng;
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 /// `source` with every token equal to `old` replaced by `new` (token boundaries, not substrings).
 pub fn rename_token(source: &str, old: &str, new: &str) -> String {
     let mut out = String::with_capacity(source.len());
@@ -214,7 +266,7 @@ pub fn rename_token(source: &str, old: &str, new: &str) -> String {
     out
 }
 
-// generated from book/src/09-grpo.md, saved block 6
+// generated from book/src/09-grpo.md, saved block 7
 /// Copy of `task` whose function and parameters are renamed to random names from the
 /// generator's pools (Section 4.3) that are absent from its source, so that neither the prompt
 /// nor the code's identifiers say which task (and so which repair) the policy faces.
@@ -240,10 +292,10 @@ pub fn randomize_names(task: &Task, rng: &mut ChaCha8Rng) -> Task {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 use rand::SeedableRng;
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 /// The RL starting point from Chapter 9 on: the base agent's recipe (Chapter 6's defaults) on
 /// the train `tasks`, plus 100 episodes of the true oracle: one demonstration in thirteen.
 pub fn make_rl_base(tok: &Tokenizer, tasks: &[Task], seed: u64) -> TinyAgent {
@@ -252,7 +304,7 @@ pub fn make_rl_base(tok: &Tokenizer, tasks: &[Task], seed: u64) -> TinyAgent {
     make_base_agent(tok, tasks, opts)
 }
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 /// The task of every episode: each task (one renamed copy per group when `cfg.anonymize`)
 /// `cfg.group_size` times in a row -> len(tasks) * G tasks.
 pub fn group_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
@@ -264,7 +316,7 @@ pub fn group_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<
     episode_tasks
 }
 
-// generated from book/src/09-grpo.md, saved block 7
+// generated from book/src/09-grpo.md, saved block 8
 /// `cfg.group_size` consecutive episodes per task (`group_tasks`), in one lockstep batch ->
 /// len(tasks) * G trajectories.
 pub fn sample_groups(
@@ -281,7 +333,7 @@ pub fn sample_groups(
     rollout_batch(model, &mut envs, &episode_tasks, tok, opts, rng).0
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 /// Per-episode averages of what a set of episodes did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BehaviorStats {
@@ -299,7 +351,7 @@ pub struct BehaviorStats {
     pub length: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 /// `pass 0.250  reads 0.80  tests 0.10  edits 1.00  first edit right 0.40  turns 3.10  len 12.0`
 impl fmt::Display for BehaviorStats {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -318,7 +370,7 @@ impl fmt::Display for BehaviorStats {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 8
+// generated from book/src/09-grpo.md, saved block 9
 /// Per-episode averages: pass rate, reward, reads, tests, edits, first edit right, turns, length.
 pub fn behavior_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> BehaviorStats {
     let trajs: Vec<&Trajectory> = trajs.into_iter().collect();
@@ -338,7 +390,7 @@ pub fn behavior_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> Be
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 /// Options of `evaluate`: episodes per task, sampling temperature, seed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EvalOptions {
@@ -347,7 +399,7 @@ pub struct EvalOptions {
     pub seed: u64,
 }
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 /// Defaults: one episode per task at temperature 1, seed 0.
 impl Default for EvalOptions {
     fn default() -> Self {
@@ -355,7 +407,7 @@ impl Default for EvalOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 impl EvalOptions {
     /// `cfg` with this evaluation's group size and temperature, and a generator at its seed.
     pub fn prepare(&self, cfg: &RLConfig) -> (RLConfig, ChaCha8Rng) {
@@ -365,7 +417,7 @@ impl EvalOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 9
+// generated from book/src/09-grpo.md, saved block 10
 /// `opts.n_samples` episodes per task in `cfg`'s environment -> behavior statistics.
 pub fn evaluate(
     model: &TinyAgent,
@@ -379,10 +431,10 @@ pub fn evaluate(
     behavior_stats(&sample_groups(model, env_factory, tasks, tok, &cfg, &mut rng))
 }
 
-// generated from book/src/09-grpo.md, saved block 10
+// generated from book/src/09-grpo.md, saved block 11
 use tch::Tensor;
 
-// generated from book/src/09-grpo.md, saved block 10
+// generated from book/src/09-grpo.md, saved block 11
 /// One advantage per episode [B] from `batch.rewards`, laid out in groups of `cfg.group_size`.
 pub fn compute_advantages(batch: &Batch, cfg: &RLConfig) -> Tensor {
     let g = cfg.group_size as i64;
@@ -394,22 +446,37 @@ pub fn compute_advantages(batch: &Batch, cfg: &RLConfig) -> Tensor {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 10
-/// Per-token estimate of KL(pi_theta || pi_ref) on tokens sampled from pi_theta:
-/// logp, ref_logp [B, T] -> [B, T].
-pub fn kl_penalty(logp: &Tensor, ref_logp: &Tensor, kind: KlKind) -> Tensor {
-    let log_r = ref_logp - logp; // log pi_ref / pi_theta
-    match kind {
-        KlKind::K1 => -log_r,
-        KlKind::K2 => log_r.square() * 0.5,
-        KlKind::K3 => log_r.exp() - 1.0 - &log_r,
+// generated from book/src/09-grpo.md, saved block 11
+/// Per-token estimate of KL(pi_theta || pi_ref) on tokens sampled from pi_theta, as `kl`
+/// says (estimator, clamp): logp (with gradient), ref_logp [B, T] -> [B, T].
+pub fn kl_penalty(logp: &Tensor, ref_logp: &Tensor, kl: &KlConfig) -> Tensor {
+    let delta = logp - ref_logp.detach(); // log pi_theta - log pi_ref = -log r
+    // with a clamp, log r stays below 20 before exp (as in verl): r finite, its gradient too
+    let log_r = if kl.clamp.is_some() { (-&delta).clamp_max(20.0) } else { -&delta };
+    let k2 = || delta.square() * 0.5;
+    let k3 = || log_r.exp() - 1.0 + &delta; // r - 1 - log r
+    // straight-through: the value of `value`, the gradient of k2
+    let straight_through = |value: Tensor| {
+        let k2 = k2();
+        value.detach() + &k2 - k2.detach()
+    };
+    let k = match kl.kind {
+        KlKind::K1 => delta.shallow_clone(),
+        KlKind::K2 => k2(),
+        KlKind::K3 => k3(),
+        KlKind::K1Plus => straight_through(delta.shallow_clone()),
+        KlKind::K3Plus => straight_through(k3()),
+    };
+    match kl.clamp {
+        Some(c) => k.clamp(-c, c),
+        None => k,
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 11
+// generated from book/src/09-grpo.md, saved block 12
 use tch::Kind;
 
-// generated from book/src/09-grpo.md, saved block 11
+// generated from book/src/09-grpo.md, saved block 12
 /// Options of `gspo_policy_loss`: its clip range, three orders of magnitude narrower than
 /// PPO's because a sequence ratio is a geometric mean of token ratios.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -418,7 +485,7 @@ pub struct GspoOptions {
     pub clip_high: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 11
+// generated from book/src/09-grpo.md, saved block 12
 /// Defaults: clip_low 3e-4, clip_high 4e-4.
 impl Default for GspoOptions {
     fn default() -> Self {
@@ -426,7 +493,7 @@ impl Default for GspoOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 11
+// generated from book/src/09-grpo.md, saved block 12
 /// Sequence-level clipped surrogate: logp, old_logp, mask [B, T]; advantages [B] -> (loss,
 /// stats). The ratio is exp(mean log-ratio) of each sequence; every token gets its gradient.
 pub fn gspo_policy_loss(
@@ -449,7 +516,7 @@ pub fn gspo_policy_loss(
     let clipped = -&adv * s.clamp(1.0 - opts.clip_low, 1.0 + opts.clip_high);
     let is_clipped = clipped.gt_tensor(&unclipped);
     let per_token = clipped.where_self(&is_clipped, &unclipped);
-    let loss = aggregate_loss(&per_token, mask, LossMode::SequenceMean);
+    let loss = aggregate_loss(&per_token, mask, LossMode::SeqMeanTokenMean);
     let share = |x: &Tensor| masked_mean(&x.to_kind(Kind::Float), mask, None).double_value(&[]);
     let seq_ratio = seq_log_ratio.exp(); // [B]
     let stats = PpoStats {
@@ -464,7 +531,7 @@ pub fn gspo_policy_loss(
     (loss, stats)
 }
 
-// generated from book/src/09-grpo.md, saved block 12
+// generated from book/src/09-grpo.md, saved block 13
 /// The clipped surrogate at token level (PPO/GRPO) or sequence level (GSPO), as `cfg` says.
 pub fn policy_loss(
     logp: &Tensor,
@@ -486,10 +553,10 @@ pub fn policy_loss(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 14
 use rand::seq::SliceRandom;
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 14
 /// Mean statistics of the optimizer steps of one `rl_update`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct UpdateStats {
@@ -497,14 +564,14 @@ pub struct UpdateStats {
     pub clip_fraction: f64,
     /// k3 estimate of KL(pi_old || pi_theta) on the minibatch (how far the update moved).
     pub approx_kl: f64,
-    /// Mean penalty `kl_penalty` against the reference (0 without one or with `kl_coef` 0).
+    /// Mean `kl_penalty` against the reference, whenever there is one (0 without).
     pub kl_ref: f64,
     pub grad_norm: f64,
     pub ratio_max: f64,
     pub steps: usize,
 }
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 14
 /// The rows `rows` of a batch, cut to their longest real sequence.
 pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
     assert!(!rows.is_empty(), "batch_rows: no rows to take");
@@ -523,7 +590,7 @@ pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 /// `rows` of `batch` sorted by length (ties keep their order), cut into micro-batches of
 /// `size` rows: each is padded only to its own longest episode by `batch_rows`.
 pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usize>> {
@@ -534,21 +601,23 @@ pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usiz
     sorted.chunks(size.max(1)).map(<[usize]>::to_vec).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 /// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
-/// tokens, the sequences that have one, or B * norm (norm None: T); at least 1.
+/// tokens, the sequences that have one, or B * norm; at least 1.
 pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
-    let (b, t) = mask.size2().unwrap();
+    let b = mask.size()[0];
     let total = |x: &Tensor| x.to_kind(Kind::Float).sum(Kind::Float).double_value(&[]);
     let n = match mode {
         LossMode::TokenMean => total(&mask.gt(0.0)),
-        LossMode::SequenceMean => total(&mask.gt(0.0).any_dim(1, false)),
-        LossMode::ConstantNorm { norm } => b as f64 * norm.unwrap_or(t as f64),
+        LossMode::SeqMeanTokenMean | LossMode::SeqMeanTokenSum => {
+            total(&mask.gt(0.0).any_dim(1, false))
+        }
+        LossMode::ConstantNorm { norm } => b as f64 * norm,
     };
     n.max(1.0)
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 15
 /// Log-probs of ids[:, 1:] for every row at `temperature` (1: the model's own), without
 /// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
 pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
@@ -568,7 +637,7 @@ pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperatur
     out
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 16
 /// What every micro-batch of one `rl_update` reads: the batch, its advantages [B], and the
 /// log-probs [B, T-1] of pi_old and of the reference, computed before the first step.
 pub struct UpdateInputs<'a> {
@@ -578,12 +647,12 @@ pub struct UpdateInputs<'a> {
     pub ref_logp: Option<Tensor>,
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 16
 /// Extra loss terms for one micro-batch: (logits [b, T-1, V], logp [b, T-1], ref_logp,
 /// action mask, its share of the minibatch) -> a scalar reduced as `cfg.loss_mode` reduces.
 pub type LossTerms<'a> = &'a dyn Fn(&Tensor, &Tensor, Option<&Tensor>, &Tensor, f64) -> Tensor;
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 16
 /// `loss_normalizer` of an action mask [b, T-1] for each of `cfg`'s loss terms: the policy
 /// loss (GSPO's is a sequence mean), the KL and extra terms, and the policy tokens.
 #[derive(Clone, Copy, Debug)]
@@ -593,13 +662,13 @@ pub struct LossNorms {
     pub tokens: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 16
 impl LossNorms {
     /// The normalizers of `mask` under `cfg`.
     pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {
         let policy_mode = match cfg.ratio {
             RatioLevel::Token => cfg.loss_mode,
-            RatioLevel::Sequence => LossMode::SequenceMean,
+            RatioLevel::Sequence => LossMode::SeqMeanTokenMean,
         };
         Self {
             policy: loss_normalizer(mask, policy_mode),
@@ -609,7 +678,7 @@ impl LossNorms {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 17
 /// Forward and backward on the micro-batch `rows` of a minibatch whose normalizers are
 /// `whole`, every loss term scaled by its share of the minibatch -> statistics, weighted
 /// the same way.
@@ -636,10 +705,13 @@ pub fn micro_backward(
     let (mut loss, terms_share) = (loss * (part.policy / whole.policy), part.terms / whole.terms);
     let ref_logp = inputs.ref_logp.as_ref().map(pick);
     let mut kl_ref = 0.0;
-    if let (Some(ref_logp), true) = (&ref_logp, cfg.kl_coef > 0.0) {
-        let kl = aggregate_loss(&kl_penalty(&logp, ref_logp, cfg.kl_kind), mask, cfg.loss_mode);
+    if let Some(ref_logp) = &ref_logp {
+        // measured whenever there is a reference; a loss term only if cfg.kl puts one there
+        let kl = aggregate_loss(&kl_penalty(&logp, ref_logp, &cfg.kl), mask, cfg.loss_mode);
         kl_ref = kl.double_value(&[]) * terms_share;
-        loss = loss + kl * (cfg.kl_coef * terms_share);
+        if cfg.kl.coef > 0.0 && cfg.kl.placement == KlPlacement::Loss {
+            loss = loss + kl * (cfg.kl.coef * terms_share);
+        }
     }
     if let Some(extra) = extra {
         loss = loss + extra(&logits, &logp, ref_logp.as_ref(), mask, terms_share) * terms_share;
@@ -656,7 +728,7 @@ pub fn micro_backward(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 18
 /// `cfg.epochs` passes of (at most) `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 // eight inputs, each a different thing the caller owns (model, optimizer, batch, ...)
@@ -685,7 +757,7 @@ pub fn rl_update(
         let mut order: Vec<usize> = (0..b).collect();
         order.shuffle(rng);
         for rows in order.chunks(b.div_ceil(cfg.minibatches.max(1))) {
-            // the minibatch's normalizers, once; ConstantNorm's T is the minibatch's padded length
+            // the minibatch's normalizers, once, before its first micro-batch
             let whole = LossNorms::of(&batch_rows(batch, rows).action_mask, cfg);
             opt.zero_grad();
             for micro in micro_batches(batch, rows, cfg.micro_batch) {
@@ -713,20 +785,20 @@ pub fn rl_update(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
 pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
     assert!(!tasks.is_empty(), "draw_tasks: no tasks to draw from");
     (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// A group carries a learning signal when its rewards are not all equal.
 pub fn has_signal(group: &[Trajectory]) -> bool {
     group.iter().any(|t| t.reward != group[0].reward)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -747,7 +819,7 @@ pub fn sample_step(
     (kept, all)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// One step of `train_rl`: what was sampled, how many episodes were kept, the update, and
 /// (every `eval_every` steps) an evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -759,19 +831,23 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 19
 /// Panics unless `cfg` can train on `tasks`: tasks to draw, groups of two or more (a group of
-/// one never has signal, so all would be dropped, unless `keep_zero_signal`), kl_coef >= 0,
-/// and a reference model whenever kl_coef > 0.
-pub fn check_rl_config(cfg: &RLConfig, tasks: &[Task], has_ref_model: bool) {
+/// one never has signal, so all would be dropped, unless `keep_zero_signal`), a KL
+/// coefficient >= 0, a reference model whenever it is > 0, and, for a KL in the reward, a
+/// sample hook that charges it (`train_regularized`'s).
+pub fn check_rl_config(cfg: &RLConfig, tasks: &[Task], has_ref_model: bool, has_sample: bool) {
     assert!(!tasks.is_empty(), "RLConfig: no tasks to train on");
     let groups = cfg.group_size >= 2 || (cfg.group_size == 1 && cfg.keep_zero_signal);
     assert!(groups, "RLConfig: group_size {} leaves no group with signal", cfg.group_size);
-    assert!(cfg.kl_coef >= 0.0, "RLConfig: kl_coef must be >= 0, got {}", cfg.kl_coef);
-    assert!(cfg.kl_coef == 0.0 || has_ref_model, "RLConfig: kl_coef > 0 needs a ref_model");
+    let (coef, in_reward) = (cfg.kl.coef, cfg.kl.placement == KlPlacement::Reward);
+    assert!(coef >= 0.0, "RLConfig: the KL coefficient must be >= 0, got {coef}");
+    assert!(coef == 0.0 || has_ref_model, "RLConfig: a KL coefficient > 0 needs a ref_model");
+    assert!(coef == 0.0 || !in_reward || has_sample, "RLConfig: a KL in the reward needs a \
+        sample hook that subtracts it (Chapter 10's train_regularized)");
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 20
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -780,7 +856,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>);
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 20
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -790,7 +866,7 @@ pub type UpdateHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> UpdateStats;
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 20
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
@@ -799,7 +875,7 @@ pub struct TrainOptions<'a> {
     pub eval_tasks: Option<&'a [Task]>,
     pub eval_every: usize,
     pub env_factory: &'a dyn Fn(&RLConfig) -> Box<dyn Env>,
-    /// Frozen reference for the KL penalty (needed when cfg.kl_coef > 0).
+    /// Frozen reference for the KL penalty (needed when cfg.kl.coef > 0).
     pub ref_model: Option<&'a TinyAgent>,
     /// None: `sample_step` with `env_factory`.
     pub sample: Option<SampleHook<'a>>,
@@ -807,7 +883,7 @@ pub struct TrainOptions<'a> {
     pub update: Option<UpdateHook<'a>>,
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 20
 /// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
 impl Default for TrainOptions<'_> {
     fn default() -> Self {
@@ -822,7 +898,7 @@ impl Default for TrainOptions<'_> {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 20
+// generated from book/src/09-grpo.md, saved block 21
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
@@ -837,7 +913,7 @@ pub fn grpo_update(
     rl_update(model, opt, &batch, &advantages, cfg, ref_model, None, rng)
 }
 
-// generated from book/src/09-grpo.md, saved block 20
+// generated from book/src/09-grpo.md, saved block 21
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,
@@ -847,7 +923,7 @@ pub fn train_rl(
     steps: usize,
     opts: TrainOptions,
 ) -> Vec<StepRecord> {
-    check_rl_config(cfg, tasks, opts.ref_model.is_some());
+    check_rl_config(cfg, tasks, opts.ref_model.is_some(), opts.sample.is_some());
     let mut adam = FlatAdam::new(&model.vs, cfg.lr);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut history = Vec::with_capacity(steps);

@@ -26,100 +26,7 @@ pub fn sequence_kl(batch: &Batch, ref_model: &TinyAgent, temperature: f64) -> Te
 }
 
 // generated from book/src/10-kl-entropy.md, saved block 2
-use std::fmt;
-
-// generated from book/src/10-kl-entropy.md, saved block 2
-/// Per-token estimators of KL(pi_theta || pi_ref) on tokens sampled from pi_theta, with
-/// delta = log pi_theta - log pi_ref: k1 = delta, k2 = delta^2 / 2, k3 = exp(-delta) - 1 + delta;
-/// K1Plus and K3Plus have the value of k1 and k3 and the gradient of k2 (straight-through).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KlEstimator {
-    K1,
-    K2,
-    K3,
-    K1Plus,
-    K3Plus,
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 2
-impl KlEstimator {
-    /// Every estimator, in the order the chapter compares them.
-    pub const ALL: [KlEstimator; 5] = [Self::K1, Self::K2, Self::K3, Self::K1Plus, Self::K3Plus];
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 2
-/// Chapter 9's three estimators are the first three here.
-impl From<KlKind> for KlEstimator {
-    fn from(kind: KlKind) -> Self {
-        match kind {
-            KlKind::K1 => Self::K1,
-            KlKind::K2 => Self::K2,
-            KlKind::K3 => Self::K3,
-        }
-    }
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 2
-/// `k1`, `k2`, `k3`, `k1+`, `k3+`.
-impl fmt::Display for KlEstimator {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let name = match self {
-            Self::K1 => "k1",
-            Self::K2 => "k2",
-            Self::K3 => "k3",
-            Self::K1Plus => "k1+",
-            Self::K3Plus => "k3+",
-        };
-        f.pad(name)
-    }
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 3
-/// Per-token estimate of KL(pi_theta || pi_ref) on tokens sampled from pi_theta: logp (with
-/// gradient), ref_logp [B, T] -> [B, T]. The reference side is a constant.
-pub fn kl_estimate(logp: &Tensor, ref_logp: &Tensor, kind: KlEstimator) -> Tensor {
-    let delta = logp - ref_logp.detach(); // log pi_theta - log pi_ref = -log r
-    let k2 = || delta.square() * 0.5;
-    let k3 = || (-&delta).exp() - 1.0 + &delta; // r - 1 - log r
-
-    // straight-through: the value of `value`, the gradient of k2
-    let straight_through = |value: Tensor| {
-        let k2 = k2();
-        value.detach() + &k2 - k2.detach()
-    };
-    match kind {
-        KlEstimator::K1 => delta.shallow_clone(),
-        KlEstimator::K2 => k2(),
-        KlEstimator::K3 => k3(),
-        KlEstimator::K1Plus => straight_through(delta.shallow_clone()),
-        KlEstimator::K3Plus => straight_through(k3()),
-    }
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 4
-/// The regularizers `regularized_update` and `train_regularized` add to GRPO.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RegularizerOptions {
-    /// Weight of the entropy bonus (subtracted from the loss).
-    pub entropy_coef: f64,
-    /// The estimator of the KL term in the loss.
-    pub kl: KlEstimator,
-    /// KL coefficient beta; 0 means no KL term.
-    pub kl_coef: f64,
-    /// Subtract beta * sequence_kl from each episode's reward instead of adding a loss term.
-    pub kl_in_reward: bool,
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 4
-/// Defaults: no entropy bonus, no KL (k3 in the loss when a coefficient is set).
-impl Default for RegularizerOptions {
-    fn default() -> Self {
-        Self { entropy_coef: 0.0, kl: KlEstimator::K3, kl_coef: 0.0, kl_in_reward: false }
-    }
-}
-
-// generated from book/src/10-kl-entropy.md, saved block 4
-/// What `regularized_update` did: the usual statistics (with `kl_ref` the mean KL estimate
+/// What `regularized_update` did: the usual statistics (with `kl_ref` the mean `kl_penalty`
 /// against the reference) and the mean full-vocabulary entropy of the update's positions.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RegularizedStats {
@@ -127,44 +34,31 @@ pub struct RegularizedStats {
     pub entropy: f64,
 }
 
-// generated from book/src/10-kl-entropy.md, saved block 5
+// generated from book/src/10-kl-entropy.md, saved block 3
 /// What `regularized_update` adds to the policy loss for one micro-batch: -entropy_coef times
-/// the entropy, plus kl_coef times `kl_estimate` when the KL is in the loss, both reduced as
-/// `cfg.loss_mode` reduces the loss -> (term, entropy, KL).
-// `term += kl` on a tch tensor adds in place; out of place, each term is its own graph node
-#[allow(clippy::assign_op_pattern)]
-pub fn regularizer_terms(
+/// the full-vocabulary entropy, reduced as `cfg.loss_mode` reduces the loss -> (term, entropy).
+pub fn entropy_term(
     logits: &Tensor,
-    logp: &Tensor,
-    ref_logp: Option<&Tensor>,
     mask: &Tensor,
     cfg: &RLConfig,
-    reg: &RegularizerOptions,
-) -> (Tensor, f64, f64) {
-    // reduced like the KL, so that the caller's share sums micro-batches to the minibatch's value
+    entropy_coef: f64,
+) -> (Tensor, f64) {
+    // reduced like the loss, so that the caller's share sums micro-batches to the minibatch's
     let entropy = aggregate_loss(&entropy_from_logits(logits), mask, cfg.loss_mode);
-    let (entropy_value, mut kl_value) = (entropy.double_value(&[]), 0.0);
-    let mut term = entropy * -reg.entropy_coef;
-    if let Some(ref_logp) = ref_logp {
-        let kl = aggregate_loss(&kl_estimate(logp, ref_logp, reg.kl), mask, cfg.loss_mode);
-        kl_value = kl.double_value(&[]);
-        if reg.kl_coef > 0.0 && !reg.kl_in_reward {
-            term = term + kl * reg.kl_coef;
-        }
-    }
-    (term, entropy_value, kl_value)
+    let value = entropy.double_value(&[]);
+    (entropy * -entropy_coef, value)
 }
 
-// generated from book/src/10-kl-entropy.md, saved block 6
+// generated from book/src/10-kl-entropy.md, saved block 4
 use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/10-kl-entropy.md, saved block 6
+// generated from book/src/10-kl-entropy.md, saved block 4
 use std::cell::Cell;
 
-// generated from book/src/10-kl-entropy.md, saved block 6
-/// `rl_update` with an entropy bonus and a KL term by `kl_estimate` against `ref_model`
-/// (needed when `reg.kl_coef > 0` and the KL is not in the reward) -> statistics.
-// `rl_update`'s eight inputs plus the regularizers
+// generated from book/src/10-kl-entropy.md, saved block 4
+/// `rl_update` with an entropy bonus of weight `entropy_coef` (and `cfg.kl` against
+/// `ref_model`, as `rl_update` applies it) -> statistics.
+// `rl_update`'s eight inputs, the hook replaced by the entropy coefficient
 #[allow(clippy::too_many_arguments)]
 pub fn regularized_update(
     model: &TinyAgent,
@@ -173,29 +67,21 @@ pub fn regularized_update(
     advantages: &Tensor,
     cfg: &RLConfig,
     ref_model: Option<&TinyAgent>,
-    reg: &RegularizerOptions,
+    entropy_coef: f64,
     rng: &mut ChaCha8Rng,
 ) -> RegularizedStats {
-    let kl_in_loss = reg.kl_coef > 0.0 && !reg.kl_in_reward;
-    assert!(!kl_in_loss || ref_model.is_some(), "regularized_update: KL loss needs ref_model");
-    // rl_update would add cfg's own KL penalty on top of this one
-    assert!(cfg.kl_coef == 0.0, "regularized_update: set the KL in reg, with cfg.kl_coef = 0");
-    // entropy and KL summed over micro-batches, each weighted by its share of its minibatch
-    let (entropy, kl) = (Cell::new(0.0), Cell::new(0.0));
-    let terms =
-        |logits: &Tensor, logp: &Tensor, ref_logp: Option<&Tensor>, mask: &Tensor, share| {
-            let (term, e, k) = regularizer_terms(logits, logp, ref_logp, mask, cfg, reg);
-            entropy.set(entropy.get() + e * share);
-            kl.set(kl.get() + k * share);
-            term
-        };
+    // the entropy summed over micro-batches, each weighted by its share of its minibatch
+    let entropy = Cell::new(0.0);
+    let terms = |logits: &Tensor, _: &Tensor, _: Option<&Tensor>, mask: &Tensor, share| {
+        let (term, value) = entropy_term(logits, mask, cfg, entropy_coef);
+        entropy.set(entropy.get() + value * share);
+        term
+    };
     let update = rl_update(model, opt, batch, advantages, cfg, ref_model, Some(&terms), rng);
-    let n = update.steps.max(1) as f64;
-    let update = UpdateStats { kl_ref: kl.get() / n, ..update };
-    RegularizedStats { update, entropy: entropy.get() / n }
+    RegularizedStats { update, entropy: entropy.get() / update.steps.max(1) as f64 }
 }
 
-// generated from book/src/10-kl-entropy.md, saved block 7
+// generated from book/src/10-kl-entropy.md, saved block 5
 /// One step of `train_regularized`: `train_rl`'s record plus what the regularizers watch.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RegularizedRecord {
@@ -209,23 +95,21 @@ pub struct RegularizedRecord {
     pub kl: f64,
 }
 
-// generated from book/src/10-kl-entropy.md, saved block 8
+// generated from book/src/10-kl-entropy.md, saved block 6
 use std::cell::RefCell;
 
-// generated from book/src/10-kl-entropy.md, saved block 8
-/// `train_rl` with an entropy bonus and a KL penalty against `opts.ref_model`, in the loss or
-/// (`reg.kl_in_reward`) in the reward; trains `model` in place -> one record per step.
+// generated from book/src/10-kl-entropy.md, saved block 6
+/// `train_rl` with an entropy bonus and `cfg.kl` against `opts.ref_model`, in the loss or in
+/// the reward; trains `model` in place -> one record per step.
 pub fn train_regularized(
     model: &TinyAgent,
     tasks: &[Task],
     tok: &Tokenizer,
     cfg: &RLConfig,
     steps: usize,
-    reg: RegularizerOptions,
+    entropy_coef: f64,
     opts: TrainOptions,
 ) -> Vec<RegularizedRecord> {
-    assert!(cfg.kl_coef == 0.0, "train_regularized: set the KL in RegularizerOptions");
-    assert!(reg.kl_coef == 0.0 || opts.ref_model.is_some(), "train_regularized: needs ref_model");
     assert!(opts.sample.is_none() && opts.update.is_none(), "train_regularized: sets the hooks");
     let (ref_model, env_factory) = (opts.ref_model, opts.env_factory);
     let extra = RefCell::new(Vec::with_capacity(steps));
@@ -238,10 +122,11 @@ pub fn train_regularized(
         if let Some(r) = ref_model {
             let kl = sequence_kl(&batch, r, cfg.temperature); // [B]
             row.kl = kl.sum(Kind::Float).double_value(&[]) / tokens;
-            if reg.kl_in_reward && reg.kl_coef > 0.0 && !kept.is_empty() {
+            let in_reward = cfg.kl.placement == KlPlacement::Reward && cfg.kl.coef > 0.0;
+            if in_reward && !kept.is_empty() {
                 let kl = sequence_kl(&collate(&kept, PAD_ID), r, cfg.temperature); // [B_kept]
                 for (i, t) in kept.iter_mut().enumerate() {
-                    t.reward -= reg.kl_coef * kl.double_value(&[i as i64]);
+                    t.reward -= cfg.kl.coef * kl.double_value(&[i as i64]);
                 }
             }
         }
@@ -255,7 +140,8 @@ pub fn train_regularized(
                   rng: &mut ChaCha8Rng| {
         let batch = collate(kept, PAD_ID);
         let advantages = compute_advantages(&batch, cfg); // [B]
-        let stats = regularized_update(m, opt, &batch, &advantages, cfg, ref_model, &reg, rng);
+        let stats =
+            regularized_update(m, opt, &batch, &advantages, cfg, ref_model, entropy_coef, rng);
         extra.borrow_mut().last_mut().unwrap().update_entropy = stats.entropy;
         stats.update
     };

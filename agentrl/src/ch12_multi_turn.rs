@@ -310,7 +310,7 @@ pub fn context_sample_step(
 
 // generated from book/src/12-multi-turn.md, saved block 8
 /// The update for call samples: collate them and run `rl_update` with each sample's `reward`
-/// (its episode's advantage) as its advantage. No reference model (cfg.kl_coef must be 0).
+/// (its episode's advantage) as its advantage. No reference model (cfg.kl.coef must be 0).
 pub fn call_update(
     model: &TinyAgent,
     opt: &mut FlatAdam,
@@ -318,7 +318,7 @@ pub fn call_update(
     cfg: &RLConfig,
     rng: &mut ChaCha8Rng,
 ) -> UpdateStats {
-    assert!(cfg.kl_coef == 0.0, "call_update: no reference model for a KL penalty");
+    assert!(cfg.kl.coef == 0.0, "call_update: no reference model for a KL penalty");
     let batch = collate(kept, PAD_ID);
     rl_update(model, opt, &batch, &batch.rewards, cfg, None, None, rng)
 }

@@ -26,6 +26,8 @@ pub mod ch10_kl_entropy;
 pub mod ch11_rewards;
 /// 12. Multi-Turn Agents and Long Horizons
 pub mod ch12_multi_turn;
+/// 13. Rollout Systems and Off-Policy Correction
+pub mod ch13_rollout_systems;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -38,3 +40,4 @@ pub use ch09_grpo::*;
 pub use ch10_kl_entropy::*;
 pub use ch11_rewards::*;
 pub use ch12_multi_turn::*;
+pub use ch13_rollout_systems::*;

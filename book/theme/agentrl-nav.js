@@ -11,7 +11,8 @@
     if (title && sections.length >= 3) {
         var toc = document.createElement("details");
         toc.className = "arl-toc";
-        toc.open = true;
+        // open on a wide screen; on a phone it would fill the first screen, so it starts closed
+        toc.open = window.innerWidth > 600;
         var summary = document.createElement("summary");
         summary.textContent = "In this chapter";
         toc.appendChild(summary);

@@ -105,8 +105,7 @@ impl Lab {
         let opts = agentrl::EvalOptions { n_samples: n, seed, ..Default::default() };
         let (cfg, mut rng) = opts.prepare(cfg);
         let trajs = agentrl::sample_groups(model, env, tasks, &self.tok, &cfg, &mut rng);
-        let passed = |t: &agentrl::Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
-        let per_task = trajs.chunks(n).map(|g| g.iter().map(passed).sum::<f64>() / n as f64).collect();
+        let per_task = agentrl::per_task_pass_rates(&trajs, n);
         Evaluation { stats: agentrl::behavior_stats(&trajs), per_task }
     }
 

@@ -99,6 +99,21 @@ mod tests {
     const CH2: &str = "# 2\n\n```rust\n//@save\n/// Three, via the crate root.\npub fn three() -> i64 { arl::two() + 1 }\n```\n";
 
     #[test]
+    fn a_private_item_is_listed_without_a_rustdoc_link() {
+        // rustdoc --no-deps documents no private item: an [API] link to one would be dead
+        let ch = "# 1\n\n```rust\n//@save\n/// Helper.\nfn helper() -> i64 { 1 }\n\
+                  /// Public.\npub fn public() -> i64 { helper() }\n```\n";
+        let tmp = tempfile::tempdir().unwrap();
+        let book = book_in(tmp.path(), &[("01-one.md", ch)]);
+        write(&book, &tangle_book(&book).unwrap(), &tmp.path().join("agentrl")).unwrap();
+        let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
+        let row = |name: &str| page.lines().find(|l| l.contains(&format!("arl-{name}\""))).unwrap();
+        assert!(row("helper").ends_with("Helper. (private to its module) |"), "{page}");
+        assert!(!row("helper").contains("api/agentrl"), "{page}");
+        assert!(row("public").contains("[API](api/agentrl/ch01_one/fn.public.html)"), "{page}");
+    }
+
+    #[test]
     fn tangle_writes_modules_reexports_and_reference_then_check_sees_edits() {
         let tmp = tempfile::tempdir().unwrap();
         let book = book_in(tmp.path(), &[("01-one.md", CH1), ("02-two.md", CH2)]);

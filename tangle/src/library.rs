@@ -53,6 +53,8 @@ pub struct SavedItem {
     /// Reference-page row: rendered signature and first doc line.
     pub signature: Option<String>,
     pub summary: String,
+    /// Declared `pub`: rustdoc documents it (with `--no-deps`, a private item has no page).
+    pub public: bool,
 }
 
 /// Macros that print; saved code prints nothing (refresh must never record library prints).
@@ -231,6 +233,7 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
             use_leaves,
             signature,
             summary,
+            public: is_pub(item),
         });
     }
     Ok(items)
@@ -691,7 +694,7 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
     page.push_line(
         "The book builds `agentrl` one `//@save` block at a time. Each entry links to the chapter \
          that derives it, and to its API documentation (rustdoc); every name is re-exported at the \
-         crate root (`arl::name`). Regenerate the crate and this page with `cargo run -p tangle`.",
+         crate root (`arl::name`), the few private helpers excepted. Regenerate the crate and this page with `cargo run -p tangle`.",
         None,
     );
     for ci in &collected {
@@ -714,11 +717,12 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
             let row = match &item.name {
                 Some(name) => {
                     let anchor = item_anchor(name);
-                    let api = rustdoc_path(&chapter.module_name(), name, &sig);
-                    format!(
-                        "| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} [API]({API_DIR}/{api}) |",
-                        chapter.file
-                    )
+                    // a private helper has no rustdoc page: say so instead of a dead link
+                    let api = match item.public {
+                        true => format!("[API]({API_DIR}/{})", rustdoc_path(&chapter.module_name(), name, &sig)),
+                        false => "(private to its module)".to_string(),
+                    };
+                    format!("| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} {api} |", chapter.file)
                 }
                 None => format!("| `{sig}` | {summary} |"),
             };

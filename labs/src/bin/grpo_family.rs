@@ -3,9 +3,13 @@
 //! same base with the same RLConfig seed; all evaluated on the chapter's draws (4 episodes on
 //! each of the first 200 train tasks, seed 11; 4 per held-out task, seed 12).
 //!
-//! Variants: GRPO (the default), GRPO keeping zero-signal groups, Dr. GRPO (no std, a constant
-//! normalizer), RLOO, GSPO (sequence ratio), clip-higher (DAPO's eps_high 0.28), and dynamic
-//! sampling (DAPO: resample until the step has `tasks_per_step` groups with signal).
+//! Variants: GRPO (the book's default: token mean, no KL), GRPO as DeepSeekMath published it
+//! (sequence mean, k3 in the loss with beta 0.04 against the frozen base, unclamped), GRPO
+//! keeping zero-signal groups, Dr. GRPO (no std, a constant normalizer), RLOO, GSPO (sequence
+//! ratio) with the GSPO paper's clip range (3e-4, 4e-4) and with one scaled to this gym's
+//! episodes (0.05: PPO's 0.2 divided by the square root of about 15 policy tokens, a heuristic),
+//! clip-higher (DAPO's eps_high 0.28), and dynamic sampling (DAPO: resample until the step has
+//! `tasks_per_step` groups with signal).
 //!
 //!     scripts/lab.sh grpo_family [SEEDS]      (default 3 seeds: 0..SEEDS)
 //!
@@ -22,16 +26,18 @@ const MAX_ROUNDS: usize = 4;
 
 /// The variants: name, config, and whether the step resamples until every group has signal.
 fn variants(base: &arl::RLConfig) -> Vec<(&'static str, arl::RLConfig, bool)> {
-    use arl::{AdvantageKind, LossMode, RatioLevel};
+    use arl::{AdvantageKind, KlConfig, KlKind, KlPlacement, LossMode, RatioLevel};
     let c = || base.clone();
+    let paper_kl = KlConfig { kind: KlKind::K3, coef: 0.04, placement: KlPlacement::Loss, clamp: None };
     vec![
         ("GRPO", c(), false),
+        ("GRPO, as published", arl::RLConfig { loss_mode: LossMode::SeqMeanTokenMean, kl: paper_kl, ..c() }, false),
         ("GRPO, keep all groups", arl::RLConfig { keep_zero_signal: true, ..c() }, false),
         (
             "Dr. GRPO",
             arl::RLConfig {
                 advantage: AdvantageKind::GroupMean,
-                loss_mode: LossMode::ConstantNorm { norm: Some(16.0) },
+                loss_mode: LossMode::ConstantNorm { norm: 16.0 },
                 ..c()
             },
             false,
@@ -40,6 +46,11 @@ fn variants(base: &arl::RLConfig) -> Vec<(&'static str, arl::RLConfig, bool)> {
         (
             "GSPO",
             arl::RLConfig { ratio: RatioLevel::Sequence, clip_low: 3e-4, clip_high: 4e-4, ..c() },
+            false,
+        ),
+        (
+            "GSPO, clip 0.05",
+            arl::RLConfig { ratio: RatioLevel::Sequence, clip_low: 0.05, clip_high: 0.05, ..c() },
             false,
         ),
         ("clip-higher", arl::RLConfig { clip_high: 0.28, ..c() }, false),
@@ -69,6 +80,7 @@ fn main() -> std::io::Result<()> {
     let mut runs = Vec::new();
     for seed in 0..seeds {
         let base = arl::make_rl_base(tok, train, seed);
+        let reference = base.frozen(); // for the published GRPO's KL term
         let (base_train, base_heldout) = lab.chapter_eval(&base);
         println!("seed {seed}: base held-out {:.3} train {:.3}", base_heldout.pass_rate, base_train.pass_rate);
         let mut by_variant = Vec::new();
@@ -76,6 +88,7 @@ fn main() -> std::io::Result<()> {
             let model = base.clone();
             let opts = arl::TrainOptions {
                 sample: if resample { Some(&dynamic) } else { None },
+                ref_model: if vcfg.kl.coef > 0.0 { Some(&reference) } else { None },
                 ..Default::default()
             };
             let history = arl::train_rl(&model, train, tok, &vcfg, STEPS, opts);

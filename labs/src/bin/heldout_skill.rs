@@ -326,6 +326,8 @@ fn main() -> std::io::Result<()> {
         "floor_random_repair": floors["random_repair"]["pass_rate"],
         "base_heldout_pass_rate": b, "base_heldout_ci95": [blo, bhi],
         "heldout_pass_rate": a, "heldout_ci95": [alo, ahi], "train_pass_rate": tr,
+        // per seed, per held-out task: for paired comparisons in the chapters
+        "heldout_per_task_before": per_seed_before, "heldout_per_task_after": per_seed_after,
     });
     let path = labs::write_results(LAB, results)?;
     println!("wrote {}", path.display());

@@ -7,8 +7,10 @@
 //! - `reinforce_1`: one `policy_gradient_step` per batch (chapter 6);
 //! - `reinforce_2`: two REINFORCE steps per batch, no ratio and no clip: the control arm, with
 //!   as many optimizer steps per batch as `ppo_2`;
-//! - `ppo_2`, `ppo_4`: 2 or 4 clipped epochs per batch (`ppo_policy_loss`, default options),
-//!   old log-probs recomputed by the trainer before the first.
+//! - `ppo_2`, `ppo_4`: 2 or 4 clipped epochs per batch (`ppo_update`, default options),
+//!   old log-probs recomputed by the trainer before the first;
+//! - `ppo_2_critic`: `actor_critic_update` with 2 epochs: a critic (`make_critic` of the base
+//!   agent, Adam at 1e-3) and GAE advantages (gamma 1, lambda 1) instead of r - mean(r).
 //!
 //! Per step: the pass rate of the sampled batch (before its update). After training: 4
 //! episodes on each of the 200 held-out tasks (`sample_episodes`, seed 12), with each task's
@@ -19,7 +21,7 @@
 //! Uses chapters up to 08.
 
 use agentrl as arl;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use tch::Kind;
@@ -27,14 +29,28 @@ use tch::Kind;
 const LAB: &str = "ppo_vs_reinforce";
 const STEPS: usize = 60;
 const BATCH: usize = 32;
-const ARMS: [(&str, Option<usize>, usize); 4] =
-    [("reinforce_1", None, 1), ("reinforce_2", None, 2), ("ppo_2", Some(2), 0), ("ppo_4", Some(4), 0)];
+/// How an arm trains on each batch.
+#[derive(Clone, Copy)]
+enum Trainer {
+    /// This many `policy_gradient_step`s.
+    Reinforce(usize),
+    /// `ppo_update` with this many epochs.
+    Ppo(usize),
+    /// `actor_critic_update` with this many epochs.
+    ActorCritic(usize),
+}
+
+const ARMS: [(&str, Trainer); 5] = [
+    ("reinforce_1", Trainer::Reinforce(1)),
+    ("reinforce_2", Trainer::Reinforce(2)),
+    ("ppo_2", Trainer::Ppo(2)),
+    ("ppo_4", Trainer::Ppo(4)),
+    ("ppo_2_critic", Trainer::ActorCritic(2)),
+];
 
 /// Held-out evaluation: 4 episodes per task from seed 12 -> (pass rate, per-task pass rates).
 fn heldout_eval(model: &arl::TinyAgent, lab: &labs::Lab) -> (f64, Vec<f64>) {
-    let trajs = arl::sample_episodes(model, &lab.heldout, &lab.tok, 4, 12);
-    let passed = |t: &arl::Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
-    let per_task: Vec<f64> = trajs.chunks(4).map(|g| g.iter().map(passed).sum::<f64>() / 4.0).collect();
+    let per_task = arl::per_task_pass_rates(&arl::sample_episodes(model, &lab.heldout, &lab.tok, 4, 12), 4);
     (per_task.iter().sum::<f64>() / per_task.len() as f64, per_task)
 }
 
@@ -46,39 +62,35 @@ fn main() -> std::io::Result<()> {
         let base = arl::make_base_agent(tok, train, arl::BaseAgentOptions { seed, ..Default::default() });
         let (base_pass, base_per_task) = heldout_eval(&base, &lab);
         let mut arms = serde_json::Map::new();
-        for (name, ppo_epochs, pg_steps) in ARMS {
-            let model = base.clone();
-            let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
+        for (name, trainer) in ARMS {
+            let (model, critic) = (base.clone(), arl::make_critic(&base));
+            let (mut opt, mut critic_opt) = (arl::FlatAdam::new(&model.vs, 1e-3), arl::FlatAdam::new(&critic.vs, 1e-3));
             let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
-            let (mut curve, mut clip) = (vec![], vec![]);
+            let (mut curve, mut clip, mut explained) = (vec![], vec![], vec![]);
             for _ in 0..STEPS {
-                let tasks: Vec<arl::Task> = (0..BATCH).map(|_| train[rng.gen_range(0..train.len())].clone()).collect();
-                let mut envs: Vec<arl::BugFixEnv> = tasks.iter().map(|_| arl::BugFixEnv::new(Default::default())).collect();
-                let opts = arl::RolloutOptions::default();
-                let (trajs, _) = arl::rollout_batch(&model, &mut envs, &tasks, tok, opts, &mut rng);
+                let trajs = arl::sample_random_tasks(&model, train, tok, BATCH, Default::default(), &mut rng);
                 curve.push(arl::rollout_stats(&trajs).pass_rate);
                 let batch = arl::collate(&trajs, arl::PAD_ID);
                 let adv = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
-                match ppo_epochs {
-                    None => {
-                        for _ in 0..pg_steps {
+                // the PPO arms shuffle nothing (one minibatch); the critic arm from its own stream
+                let mut shuffle = ChaCha8Rng::seed_from_u64(0);
+                match trainer {
+                    Trainer::Reinforce(steps) => {
+                        for _ in 0..steps {
                             arl::policy_gradient_step(&model, &mut opt, &batch, &adv, arl::LossMode::TokenMean, 1.0);
                         }
                     }
-                    Some(epochs) => {
-                        let old_logp = tch::no_grad(|| arl::sequence_log_probs(&model, &batch.ids)); // [B, T-1]
-                        let mut fractions = vec![];
-                        for _ in 0..epochs {
-                            opt.zero_grad();
-                            let logp = arl::sequence_log_probs(&model, &batch.ids);
-                            let opts = arl::PpoOptions::default();
-                            let (loss, stats) = arl::ppo_policy_loss(&logp, &old_logp, &adv, &batch.action_mask, opts);
-                            loss.backward();
-                            arl::clip_grad_norm(&model.vs, 1.0);
-                            opt.step();
-                            fractions.push(stats.clip_fraction);
-                        }
-                        clip.push(fractions.iter().sum::<f64>() / epochs as f64);
+                    Trainer::Ppo(epochs) => {
+                        let opts = arl::PpoUpdateOptions { epochs, ..Default::default() };
+                        let stats = arl::ppo_update(&model, &mut opt, &batch, &adv, opts, &mut shuffle);
+                        clip.push(stats.iter().map(|s| s.clip_fraction).sum::<f64>() / epochs as f64);
+                    }
+                    Trainer::ActorCritic(epochs) => {
+                        let ppo = arl::PpoUpdateOptions { epochs, ..Default::default() };
+                        let opts = arl::ActorCriticOptions { ppo, ..Default::default() };
+                        let s = arl::actor_critic_update((&model, &mut opt), (&critic, &mut critic_opt), &batch, opts, &mut shuffle);
+                        clip.push(s.clip_fraction);
+                        explained.push(s.explained_variance);
                     }
                 }
             }
@@ -86,7 +98,13 @@ fn main() -> std::io::Result<()> {
             println!("seed {seed} {name:<12} held-out {base_pass:.3} -> {pass:.3}");
             arms.insert(
                 name.to_string(),
-                json!({ "batch_pass": curve, "clip_fraction": clip, "heldout": pass, "heldout_per_task": per_task }),
+                json!({
+                    "batch_pass": curve,
+                    "clip_fraction": clip,
+                    "explained_variance": explained,
+                    "heldout": pass,
+                    "heldout_per_task": per_task
+                }),
             );
         }
         runs.push(json!({

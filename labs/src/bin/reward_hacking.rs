@@ -1,7 +1,8 @@
 //! Chapter 11 lab: reward hacking found by the learner, over several seeds. For each seed, the
 //! RL base agent (`make_rl_base`), then `STEPS` steps of `train_rl` (the book's GRPO) under
-//! three rewards: the public tests (hackable), the public tests with an exploit penalty of
-//! 0.5, and the hidden tests. Every sampled episode is logged (`LoggedEnv`) and summarized per
+//! four rewards: the public tests (hackable), the public tests with an exploit penalty of 0.5
+//! and of 2 (the chapter's recommendation: larger than the verifier's reward), and the hidden
+//! tests. Every sampled episode is logged (`LoggedEnv`) and summarized per
 //! step (`reward_dashboard`); the trained agents are evaluated on the hidden tests (4 episodes
 //! on each of the first 200 train tasks, seed 11; 4 per held-out task, seed 12).
 //!
@@ -25,6 +26,8 @@ fn main() -> std::io::Result<()> {
     let arms = [
         ("public", public),
         ("public_penalty", arl::RewardOptions { exploit_penalty: 0.5, ..public }),
+        // the chapter's recommendation: a penalty larger than the verifier's reward of 1
+        ("public_penalty_2", arl::RewardOptions { exploit_penalty: 2.0, ..public }),
         ("hidden", arl::RewardOptions::default()),
     ];
     let log: arl::EpisodeLog = Rc::new(RefCell::new(vec![]));

@@ -59,6 +59,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch10-entropy.svg", regularizer_entropy),
     ("ch11-reward-hacking.svg", reward_hacking),
     ("ch12-context.svg", context_needed),
+    ("ch13-pipeline.svg", pipeline_tradeoff),
 ];
 
 /// A white SVG canvas of the figures' size at `path`.
@@ -650,6 +651,8 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         RGBColor(0xe7, 0x29, 0x8a),
         RGBColor(0x66, 0xa6, 0x1e),
         RGBColor(0xa6, 0x76, 0x1d),
+        RGBColor(0x1f, 0x78, 0xb4),
+        RGBColor(0x33, 0x33, 0x33),
     ];
     let windows = steps / WINDOW;
     let root = canvas(path)?;
@@ -680,7 +683,7 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
                 let mean = per_seed.iter().sum::<f64>() / n;
                 let var = per_seed.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
                 // variants side by side within the window, so their error bars do not overlap
-                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - 3.0) * 0.3;
+                let x = (w * WINDOW) as f64 + WINDOW as f64 / 2.0 + (i as f64 - (names.len() as f64 - 1.0) / 2.0) * 0.3;
                 (x, mean, (var / n).sqrt())
             })
             .collect();
@@ -812,10 +815,12 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
     let runs = lab["runs"].as_array().ok_or("regularizers.json: no runs")?;
     let arms = [
         ("none", "no regularizer", RGBColor(0x33, 0x33, 0x33)),
-        ("entropy", "entropy bonus 0.05", RGBColor(0xd9, 0x5f, 0x02)),
+        ("entropy_0.001", "entropy bonus 0.001", RGBColor(0xfd, 0xb8, 0x63)),
+        ("entropy_0.01", "entropy bonus 0.01", RGBColor(0xf1, 0x69, 0x13)),
+        ("entropy", "entropy bonus 0.05", RGBColor(0xa6, 0x36, 0x03)),
         ("k3_loss", "k3 in the loss, beta 0.1", RGBColor(0x75, 0x70, 0xb3)),
-        ("k3plus_loss", "k3+ in the loss, beta 0.1", RGBColor(0xe7, 0x29, 0x8a)),
         ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
+        ("k1_reward_0.5", "k1 in the reward, beta 0.5", RGBColor(0x66, 0xc2, 0xa5)),
     ];
     let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
     let root = canvas(path)?;
@@ -844,6 +849,65 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
         }
     }
     draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 13: throughput against the mean staleness of the trained episodes' first tokens,
+/// one point per admission bound (0 = synchronous, 1 = one-step-off, ..., 8), for 64 and 128
+/// rollout slots, with and without interruption: `simulate_pipeline` on the chapter's 4,096
+/// simulated episode durations (seed 13) and settings.
+fn pipeline_tradeoff(path: &Path) -> Result<()> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    let durations = arl::agent_episode_durations(4096, Default::default(), &mut rng);
+    let base = arl::PipelineOptions {
+        slots: 64,
+        batch_size: 64,
+        train_time: 60.0,
+        sync_time: 10.0,
+        max_staleness: 0,
+        interrupt: false,
+        steps: 40,
+    };
+    let series = [
+        ("64 slots", 64, false, RGBColor(0x1b, 0x9e, 0x77)),
+        ("64 slots, interrupt (last token)", 64, true, RGBColor(0x1b, 0x9e, 0x77)),
+        ("128 slots", 128, false, RGBColor(0x75, 0x70, 0xb3)),
+        ("128 slots, interrupt (last token)", 128, true, RGBColor(0x75, 0x70, 0xb3)),
+    ];
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, 0f64..7f64, 0f64..1f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("mean staleness of the trained episodes (trainer steps)")
+        .y_desc("episodes trained per second")
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
+        .draw()?;
+    for (label, slots, interrupt, color) in series {
+        let points: Vec<(f64, f64)> = (0..=8)
+            .map(|max_staleness| {
+                let r = arl::simulate_pipeline(&durations, arl::PipelineOptions { slots, max_staleness, interrupt, ..base });
+                let staleness = if interrupt { &r.staleness_last } else { &r.staleness_first };
+                (staleness.iter().sum::<usize>() as f64 / staleness.len() as f64, r.throughput)
+            })
+            .collect();
+        println!("{label}: {points:.3?}");
+        let style = color.stroke_width(2);
+        if interrupt {
+            chart
+                .draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))?
+                .label(label)
+                .legend(legend_dashed(style));
+        } else {
+            chart.draw_series(LineSeries::new(points.clone(), style))?.label(label).legend(legend_line(style));
+        }
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
     root.present()?;
     Ok(())
 }
