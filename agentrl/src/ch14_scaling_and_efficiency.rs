@@ -194,3 +194,80 @@ pub fn packed_update(
     stats
 }
 
+// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+use rand::Rng;
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+use std::cell::RefCell;
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+/// The tasks whose estimated pass rate (`pass_rates[i]` for `tasks[i]`) lies strictly inside
+/// (low, high).
+pub fn filter_by_pass_rate(tasks: &[Task], pass_rates: &[f64], low: f64, high: f64) -> Vec<Task> {
+    assert_eq!(tasks.len(), pass_rates.len(), "filter_by_pass_rate: one pass rate per task");
+    let inside = |p: f64| low < p && p < high;
+    tasks.iter().zip(pass_rates).filter(|(_, &p)| inside(p)).map(|(t, _)| t.clone()).collect()
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+/// Options of `train_curriculum`: draw tasks whose estimated pass rate lies in (low, high),
+/// plus `revisit` tasks a step drawn from all of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CurriculumOptions {
+    pub low: f64,
+    pub high: f64,
+    pub revisit: usize,
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+/// Defaults: tasks that neither always fail nor always pass, and 2 of each step's tasks drawn
+/// from all.
+impl Default for CurriculumOptions {
+    fn default() -> Self {
+        CurriculumOptions { low: 0.0, high: 1.0, revisit: 2 }
+    }
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 6
+/// `train_rl` drawing each step's tasks by their estimated pass rate: `initial` (one per task;
+/// None: unknown) and then the last group sampled on each task. Unknown tasks count as inside
+/// the band; with none inside, all are drawn from -> one record per step.
+pub fn train_curriculum(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    cfg: &RLConfig,
+    steps: usize,
+    (cur, initial): (CurriculumOptions, Option<&[f64]>),
+    opts: TrainOptions,
+) -> Vec<StepRecord> {
+    assert!(cur.revisit <= cfg.tasks_per_step, "train_curriculum: revisit > tasks_per_step");
+    let estimates = RefCell::new(match initial {
+        Some(rates) => rates.iter().map(|&p| Some(p)).collect(),
+        None => vec![None; tasks.len()],
+    });
+    let env_factory = opts.env_factory;
+    let sample = |m: &TinyAgent, tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng| {
+        let mut estimates = estimates.borrow_mut();
+        let inside = |p: &Option<f64>| p.is_none_or(|p| cur.low < p && p < cur.high);
+        let band: Vec<usize> = (0..tasks.len()).filter(|&i| inside(&estimates[i])).collect();
+        let pool = if band.is_empty() { (0..tasks.len()).collect() } else { band };
+        let mut chosen: Vec<usize> =
+            (cur.revisit..cfg.tasks_per_step).map(|_| pool[rng.gen_range(0..pool.len())]).collect();
+        chosen.extend((0..cur.revisit).map(|_| rng.gen_range(0..tasks.len())));
+        let picked: Vec<Task> = chosen.iter().map(|&i| tasks[i].clone()).collect();
+        let all = sample_groups(m, env_factory, &picked, tok, cfg, rng);
+        for (group, &i) in all.chunks(cfg.group_size).zip(&chosen) {
+            let passed = group.iter().filter(|t| t.info.submitted && t.info.hidden_pass).count();
+            estimates[i] = Some(passed as f64 / group.len() as f64);
+        }
+        let kept = (all.chunks(cfg.group_size))
+            .filter(|group| cfg.keep_zero_signal || has_signal(group))
+            .flatten()
+            .cloned()
+            .collect();
+        (kept, all)
+    };
+    train_rl(model, tasks, tok, cfg, steps, TrainOptions { sample: Some(&sample), ..opts })
+}
+
