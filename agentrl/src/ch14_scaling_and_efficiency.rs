@@ -195,12 +195,55 @@ pub fn packed_update(
 }
 
 // generated from book/src/14-scaling-and-efficiency.md, saved block 5
+/// Selected-token log-probs through the output head `chunk_size` tokens at a time, and the
+/// backward of `loss` on them with each chunk's logits recomputed, so at most one chunk's
+/// [chunk, V] logits is alive: hidden [B, T, D] (with its graph), weight [V, D], ids [B, T]
+/// -> (logp [B, T] without a graph, the loss). Gradients accumulate as `backward` would.
+pub fn checkpointed_log_probs(
+    hidden: &Tensor,
+    weight: &Tensor,
+    ids: &Tensor,
+    chunk_size: i64,
+    loss: impl FnOnce(&Tensor) -> Tensor,
+) -> (Tensor, f64) {
+    assert!(chunk_size > 0, "checkpointed_log_probs: chunk_size must be positive");
+    let d = hidden.size()[2];
+    let (h, y) = (hidden.detach().reshape([-1, d]), ids.reshape([-1])); // [N, D], [N]
+    let n = y.size()[0];
+    let starts: Vec<i64> = (0..n).step_by(chunk_size as usize).collect();
+    let chunk_logp = |h: &Tensor, start: i64| {
+        let len = chunk_size.min(n - start);
+        let logits = h.narrow(0, start, len).matmul(&weight.tr()); // [len, V]
+        selected_log_probs(&logits, &y.narrow(0, start, len)) // [len]
+    };
+    // pass 1: the log-probs, without a graph
+    let parts: Vec<Tensor> = tch::no_grad(|| starts.iter().map(|&s| chunk_logp(&h, s)).collect());
+    let logp = Tensor::cat(&parts, 0).view_as(ids); // [B, T]
+    // the loss and its gradient with respect to each log-prob: dL/dlogp [B, T]
+    let leaf = logp.detach().set_requires_grad(true);
+    let value = loss(&leaf);
+    value.backward();
+    let grad_logp = leaf.grad().reshape([-1]); // [N]
+    // pass 2: each chunk again, with a graph, carrying its share of the gradient back
+    let h_leaf = h.set_requires_grad(true); // [N, D]; collects dL/dhidden
+    for &s in &starts {
+        let g = grad_logp.narrow(0, s, chunk_size.min(n - s));
+        (chunk_logp(&h_leaf, s) * g).sum(Kind::Float).backward();
+    }
+    // and on through the network that computed hidden
+    if hidden.requires_grad() {
+        (hidden * h_leaf.grad().view_as(hidden)).sum(Kind::Float).backward();
+    }
+    (logp, value.double_value(&[]))
+}
+
+// generated from book/src/14-scaling-and-efficiency.md, saved block 6
 use rand::Rng;
 
-// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+// generated from book/src/14-scaling-and-efficiency.md, saved block 6
 use std::cell::RefCell;
 
-// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+// generated from book/src/14-scaling-and-efficiency.md, saved block 6
 /// The tasks whose estimated pass rate (`pass_rates[i]` for `tasks[i]`) lies strictly inside
 /// (low, high).
 pub fn filter_by_pass_rate(tasks: &[Task], pass_rates: &[f64], low: f64, high: f64) -> Vec<Task> {
@@ -209,7 +252,7 @@ pub fn filter_by_pass_rate(tasks: &[Task], pass_rates: &[f64], low: f64, high: f
     tasks.iter().zip(pass_rates).filter(|(_, &p)| inside(p)).map(|(t, _)| t.clone()).collect()
 }
 
-// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+// generated from book/src/14-scaling-and-efficiency.md, saved block 6
 /// Options of `train_curriculum`: draw tasks whose estimated pass rate lies in (low, high),
 /// plus `revisit` tasks a step drawn from all of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -219,7 +262,7 @@ pub struct CurriculumOptions {
     pub revisit: usize,
 }
 
-// generated from book/src/14-scaling-and-efficiency.md, saved block 5
+// generated from book/src/14-scaling-and-efficiency.md, saved block 6
 /// Defaults: tasks that neither always fail nor always pass, and 2 of each step's tasks drawn
 /// from all.
 impl Default for CurriculumOptions {
@@ -228,7 +271,7 @@ impl Default for CurriculumOptions {
     }
 }
 
-// generated from book/src/14-scaling-and-efficiency.md, saved block 6
+// generated from book/src/14-scaling-and-efficiency.md, saved block 7
 /// `train_rl` drawing each step's tasks by their estimated pass rate: `initial` (one per task;
 /// None: unknown) and then the last group sampled on each task. Unknown tasks count as inside
 /// the band; with none inside, all are drawn from -> one record per step.
