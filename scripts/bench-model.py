@@ -93,11 +93,11 @@ class TinyAgent(torch.nn.Module):
         self.ln_f = torch.nn.LayerNorm(d, eps=1e-5)
         self.head = torch.nn.Linear(d, v, bias=False)
 
-    def forward(self, ids):  # [B, T] -> [B, T, V]
+    def forward(self, ids, positions=None, allowed=None):  # [B, T] -> [B, T, V]
         t = ids.shape[1]
-        x = self.tok_emb(ids) + self.pos_emb(torch.arange(t))
+        x = self.tok_emb(ids) + self.pos_emb(torch.arange(t) if positions is None else positions)
         for block in self.blocks:
-            x = block(x)
+            x = block(x, allowed)
         return self.ln_f(x).matmul(self.head.weight.t())
 
     def extend(self, cache, new):
@@ -296,6 +296,81 @@ def rl_update(m, opt, ids, act, adv, lens, order, size):
         opt.step()
 
 
+def first_fit_decreasing(lens, max_tokens):
+    """chapter 14's first_fit_decreasing: (row, first column) per episode, row lengths."""
+    order = sorted(range(len(lens)), key=lambda i: -lens[i])  # stable, as Rust's sort_by_key
+    used, places = [], [None] * len(lens)
+    for i in order:
+        row = next((r for r, u in enumerate(used) if u + lens[i] <= max_tokens), None)
+        if row is None:
+            used.append(0)
+            row = len(used) - 1
+        places[i] = (row, used[row])
+        used[row] += lens[i]
+    return places, used
+
+
+def pack(ids, act, adv, lens, max_tokens):
+    """chapter 14's pack_sequences and packed_advantages: ids, positions, segments [R, L], the
+    action mask and per-token advantages [R, L-1], and where each episode went."""
+    places, used = first_fit_decreasing(lens, max_tokens)
+    r, l = len(used), max(used)
+    p_ids, pos, seg = (torch.zeros(r, l, dtype=torch.long) for _ in range(3))
+    p_act, p_adv = torch.zeros(r, l - 1), torch.zeros(r, l - 1)
+    segments = [0] * r
+    for i in sorted(range(len(lens)), key=lambda i: places[i]):
+        (row, start), n = places[i], lens[i]
+        segments[row] += 1
+        p_ids[row, start : start + n] = ids[i, :n]
+        pos[row, start : start + n] = torch.arange(n)
+        seg[row, start : start + n] = segments[row]
+        p_act[row, start : start + n - 1] = act[i, : n - 1]
+        p_adv[row, start : start + n - 1] = adv[i]
+    return p_ids, pos, seg, p_act, p_adv, places
+
+
+def packed_logp(m, ids, pos, seg):
+    """chapter 14's packed_log_probs: a block-diagonal causal mask, per-episode positions."""
+    l = ids.shape[1]
+    same = seg.unsqueeze(2) == seg.unsqueeze(1)  # [R, L, L]
+    allowed = same.logical_and(torch.ones(l, l, dtype=torch.bool).tril(0)).unsqueeze(1)
+    logits = m(ids, pos, allowed)[:, :-1]
+    return logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+
+
+def packed_update(m, opt, packed, order):
+    """chapter 14's packed_update with one epoch of two minibatches of rows (in the order the
+    Rust shuffle wrote): pi_old once, the token-mean clipped loss of chapter 08's
+    ppo_policy_loss and the statistics it reads back, grad-norm clip 1.0, one Adam step each."""
+    ids, pos, seg, act, adv, _ = packed
+    with torch.no_grad():
+        old = packed_logp(m, ids, pos, seg)
+    size = (len(order) + 1) // 2
+    for mb in [order[:size], order[size:]]:
+        idx = torch.tensor(mb)
+        mask = act[idx]
+        opt.zero_grad()
+        logp = packed_logp(m, ids[idx], pos[idx], seg[idx])
+        keep = mask > 0
+        a = torch.where(keep, adv[idx], torch.zeros_like(logp))
+        log_ratio = torch.where(keep, logp - old[idx], torch.zeros_like(logp)).clamp(-20, 20)
+        ratio = log_ratio.exp()
+        unclipped, clipped = -a * ratio, -a * ratio.clamp(0.8, 1.2)
+        is_clipped = clipped > unclipped
+        per = torch.where(is_clipped, clipped, unclipped)
+        n = mask.sum().clamp(min=1.0)
+        loss = (per * mask).sum() / n
+        # the statistics ppo_policy_loss reads back to the host
+        loss.item()
+        ((is_clipped.float() * mask).sum() / n).item()
+        ((ratio - 1 - log_ratio).detach() * mask).sum().item()
+        kept = ratio.detach()[keep]
+        kept.min().item(), kept.max().item(), ((ratio.detach() * mask).sum() / n).item()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+
+
 def load_model(dir_, name):
     model = TinyAgent(name)
     weights = load_safetensors(f"{dir_}/{name}.safetensors")
@@ -348,6 +423,21 @@ def check(dir_):
     diff = max((p - rust[k]).abs().max().item() for k, p in after.items())
     print(f"check    book: one rl_update on 96 episodes: weights moved up to {moved:.1e}, max |python - rust| = {diff:.1e}")
     ok &= diff < 1e-5 < moved
+    # one packed_update (rows of 256) from the same weights: the same packing, the same weights?
+    m = copy.deepcopy(model)
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+    packed = pack(ids, act, adv, lens, 256)
+    rust_places = [tuple(int(x) for x in p.split(",")) for p in open(f"{dir_}/packed-places.txt").read().split()]
+    same_places = packed[5] == rust_places
+    order = [int(x) for x in open(f"{dir_}/packed-order.txt").read().split()]
+    packed_update(m, opt, packed, order)
+    rust = load_safetensors(f"{dir_}/book.packed.safetensors")
+    after = m.state_dict()
+    moved = max((p - before[k]).abs().max().item() for k, p in after.items())
+    diff = max((p - rust[k]).abs().max().item() for k, p in after.items())
+    print(f"check    book: packing into {packed[0].shape[0]} rows of 256 equal to Rust's: {same_places}; "
+          f"one packed_update: weights moved up to {moved:.1e}, max |python - rust| = {diff:.1e}")
+    ok &= same_places and diff < 1e-5 < moved
     return ok
 
 
@@ -411,6 +501,16 @@ def make_op(dir_, name, models):
         assert lens == rust_lens, "update: episode lengths differ from the Rust side's"
         size = int(parts[2])
         return lambda: rl_update(m, opt, ids, act, adv, lens, order, size)
+    if parts[0] == "packed":
+        import copy
+
+        m = copy.deepcopy(model)
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+        ids, act, adv, lens = update_batch()
+        packed = pack(ids, act, adv, lens, int(parts[2]))
+        order = [int(x) for x in open(f"{dir_}/packed-order.txt").read().split()]
+        assert len(order) == packed[0].shape[0], "packed: a row order for another packing"
+        return lambda: packed_update(m, opt, packed, order)
     if parts[0] in ("roll_cached", "roll_uncached"):
         schedule = read_schedule(f"{dir_}/schedule-{parts[3]}-B{parts[2]}.txt")
         cached = parts[0] == "roll_cached"
@@ -542,6 +642,7 @@ def ops_list(quick):
     for m in models:
         for micro in [96, 16]:
             ops.append((f"update:{m}:{micro}", "rl_update"))
+        ops.append((f"packed:{m}:256", "packed_update"))
     for m in models:  # B = 1, T = 4: the kernels are negligible, what is left is per-call cost
         ops.append((f"fwd:{m}:1:4", "fixed cost"))
         ops.append((f"train:{m}:1:4", "fixed cost"))
@@ -638,6 +739,19 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
                     r16, p16 = results[(threads, f"update:{m}:16")]
                     r96, p96 = results[(threads, f"update:{m}:96")]
                     print(f"{m:<10} {r96 / r16:11.2f} {p96 / p16:9.2f} {p96 / r16:14.2f} {p16 / r16:14.2f}")
+        packed_models = [m for m in ["book", "default"] if (threads, f"packed:{m}:256") in results
+                         and (threads, f"update:{m}:96") in results and (threads, f"update:{m}:16") in results]
+        if packed_models:
+            print()
+            print("the same 96 episodes packed into rows of 256 (packed_update) against rl_update padded")
+            print("(96) and in micro-batches (16); speed-up = padded time / packed time")
+            print(f"{'model':<10} {'Rust 96/packed':>15} {'Rust 16/packed':>15} {'Py 96/packed':>13} {'Py packed/Rust packed':>22} {'rounds':>10}")
+            for m in packed_models:
+                rp, pp = results[(threads, f"packed:{m}:256")]
+                r96, p96 = results[(threads, f"update:{m}:96")]
+                r16, _ = results[(threads, f"update:{m}:16")]
+                cross = spread(threads, f"packed:{m}:256", f"packed:{m}:256")
+                print(f"{m:<10} {r96 / rp:15.2f} {r16 / rp:15.2f} {p96 / pp:13.2f} {pp / rp:22.2f} {cross:>10}")
         tiny = [m for m in ["book", "default"] if (threads, f"train:{m}:1:4") in results]
         if tiny:
             print()
@@ -713,6 +827,9 @@ def main():
         sys.exit(0 if check(sys.argv[2]) else 1)
     if cmd == "serve":
         serve(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "only":  # bench-model.sh: the --only list, empty when every op is timed
+        a = drive_args(["DATA", "RUST_BIN"] + sys.argv[2:])
+        print(a.only or "")
     elif cmd == "args":  # bench-model.sh checks its options before the build
         drive_args(["DATA", "RUST_BIN"] + sys.argv[2:])
     elif cmd == "drive":

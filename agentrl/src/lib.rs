@@ -28,6 +28,8 @@ pub mod ch11_rewards;
 pub mod ch12_multi_turn;
 /// 13. Rollout Systems and Off-Policy Correction
 pub mod ch13_rollout_systems;
+/// 14. Scaling and Efficiency
+pub mod ch14_scaling_and_efficiency;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -41,3 +43,4 @@ pub use ch10_kl_entropy::*;
 pub use ch11_rewards::*;
 pub use ch12_multi_turn::*;
 pub use ch13_rollout_systems::*;
+pub use ch14_scaling_and_efficiency::*;

@@ -3,6 +3,10 @@
 //!
 //!     agentrl-bench-model setup DIR      write weights, check data and rollout schedules
 //!     agentrl-bench-model serve THREADS  read `OP REPS` lines on stdin, answer seconds per call
+//!     agentrl-bench-model memory WAY CHUNK  peak resident memory of one policy-gradient
+//!                                        backward through the head on the update batch: WAY
+//!                                        `full` (all logits at once) or `chunked`
+//!                                        (`checkpointed_log_probs`, CHUNK tokens a chunk)
 //!
 //! Ops (the Python twin implements the same names):
 //!     fwd:MODEL:B:T            no-grad forward, ids [B, T] -> logits [B, T, V]
@@ -16,6 +20,9 @@
 //!     update:MODEL:MICRO       chapter 09's `rl_update` (1 epoch, 2 minibatches, token-mean
 //!                              clipped surrogate, grad clip, Adam) on a ragged batch of 96
 //!                              episodes, in micro-batches of MICRO rows (96 = one padded piece)
+//!     packed:MODEL:ROW         chapter 14's `packed_update` (1 epoch, 2 minibatches of rows, the
+//!                              same loss, clip and Adam) on the same 96 episodes packed by
+//!                              `pack_sequences` into rows of ROW tokens
 //! The table also times fwd and train at B = 1, T = 4: kernels take almost no time there, so
 //! those rows are each language's fixed cost per call.
 //! MODEL is `book` (chapter 05's TinyAgent) or `default` (TinyAgentConfig::default());
@@ -76,6 +83,50 @@ fn update_batch() -> (arl::Batch, Tensor) {
     let adv: Vec<f32> = (0..UPDATE_ROWS).map(|r| ((r % 8) as f32 - 3.5) / 2.3).collect();
     (batch, Tensor::from_slice(&adv))
 }
+
+/// The update's episodes as trajectories (for `pack_sequences`): ids and action mask of each
+/// row, cut to its length.
+fn update_trajectories() -> Vec<arl::Trajectory> {
+    let (batch, _) = update_batch();
+    (0..UPDATE_ROWS)
+        .map(|r| {
+            let len = update_len(r);
+            let zeros = Tensor::zeros([len], (Kind::Int64, tch::Device::Cpu));
+            arl::Trajectory {
+                ids: batch.ids.get(r as i64).narrow(0, 0, len),
+                action_mask: batch.action_mask.get(r as i64).narrow(0, 0, len - 1),
+                sample_logp: None,
+                owner: zeros.shallow_clone(),
+                turn: zeros,
+                reward: 0.0,
+                info: Default::default(),
+                truncated: false,
+            }
+        })
+        .collect()
+}
+
+/// The packed update's inputs: the 96 episodes in rows of `row` tokens, advantages per column.
+fn packed_inputs(row: usize) -> (arl::PackedBatch, Tensor) {
+    let (_, adv) = update_batch();
+    let packed = arl::pack_sequences(&update_trajectories(), row, arl::PAD_ID);
+    let adv_tokens = arl::packed_advantages(&packed, &adv);
+    (packed, adv_tokens)
+}
+
+/// `packed_update` as the benchmark runs it: one epoch of two minibatches, as `rl_update`.
+const PACKED_OPTS: arl::PpoUpdateOptions = arl::PpoUpdateOptions {
+    policy: arl::PpoOptions {
+        clip_low: 0.2,
+        clip_high: 0.2,
+        dual_clip: None,
+        mode: arl::LossMode::TokenMean,
+        max_log_ratio: 20.0,
+    },
+    epochs: 1,
+    minibatches: 2,
+    max_grad_norm: 1.0,
+};
 
 fn config(model: &str) -> TinyAgentConfig {
     match model {
@@ -244,6 +295,20 @@ fn setup(dir: &str) {
     let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
     arl::rl_update(&model, &mut opt, &batch, &adv, &cfg, None, None, &mut rng);
     model.vs.save(format!("{dir}/book.updated.safetensors")).unwrap();
+    // the packed update check: where each episode went, the order of the rows, the weights after
+    let (packed, adv_tokens) = packed_inputs(256);
+    let places: Vec<String> = packed.places.iter().map(|(r, s, _)| format!("{r},{s}")).collect();
+    std::fs::write(format!("{dir}/packed-places.txt"), places.join(" ") + "\n").unwrap();
+    let rows = packed.ids.size()[0] as usize;
+    let mut order: Vec<i64> = (0..rows as i64).collect();
+    rand::seq::SliceRandom::shuffle(&mut order[..], &mut ChaCha8Rng::seed_from_u64(UPDATE_SEED));
+    let order: Vec<String> = order.iter().map(|r| r.to_string()).collect();
+    std::fs::write(format!("{dir}/packed-order.txt"), order.join(" ") + "\n").unwrap();
+    let model = TinyAgent::new(config("book"), MODEL_SEED);
+    let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
+    let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
+    arl::packed_update(&model, &mut opt, &packed, &adv_tokens, PACKED_OPTS, &mut rng);
+    model.vs.save(format!("{dir}/book.packed.safetensors")).unwrap();
     for b in [1, 8, 16, 32] {
         for obs in ["short", "long"] {
             write_schedule(&format!("{dir}/schedule-{obs}-B{b}.txt"), &schedule(b, obs));
@@ -346,6 +411,15 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
                 arl::rl_update(&m, &mut opt, &batch, &adv, &cfg, None, None, &mut rng);
             })
         }
+        "packed" => {
+            let m = model.clone();
+            let mut opt = arl::FlatAdam::new(&m.vs, 1e-3);
+            let (packed, adv_tokens) = packed_inputs(num(2) as usize);
+            whole(move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(UPDATE_SEED);
+                arl::packed_update(&m, &mut opt, &packed, &adv_tokens, PACKED_OPTS, &mut rng);
+            })
+        }
         other => panic!("unknown op {other}"),
     }
 }
@@ -381,13 +455,54 @@ fn serve(threads: i32) {
     }
 }
 
+/// A field of /proc/self/status in KiB (Linux).
+fn status_kib(field: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Peak resident memory of one backward of -mean(A * log p) over the update batch's policy
+/// tokens through chapter 05's model, above what the process held before it: all logits at
+/// once, or `checkpointed_log_probs` in chunks. Run once per process (the peak is reset
+/// through /proc/self/clear_refs first).
+fn memory(way: &str, chunk: i64) {
+    tch::set_num_threads(1);
+    let model = TinyAgent::new(config("book"), MODEL_SEED);
+    let (batch, adv) = update_batch();
+    let t = batch.ids.size()[1];
+    let (inputs, targets) = (batch.ids.narrow(1, 0, t - 1), batch.ids.narrow(1, 1, t - 1));
+    let mask = &batch.action_mask; // [B, T-1]
+    let adv_tokens = adv.unsqueeze(1).expand_as(mask);
+    let loss = |logp: &Tensor| -(logp * &adv_tokens * mask).sum(Kind::Float) / mask.sum(Kind::Float);
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak (Linux >= 4.0)");
+    let before = status_kib("VmRSS:");
+    let hidden = model.hidden(&inputs); // [B, T-1, D]
+    match way {
+        "full" => loss(&arl::selected_log_probs(&hidden.matmul(&model.head_weight().tr()), &targets)).backward(),
+        "chunked" => {
+            let _ = arl::checkpointed_log_probs(&hidden, &model.head_weight(), &targets, chunk, loss);
+        }
+        other => panic!("memory: unknown way {other}"),
+    }
+    let peak = status_kib("VmHWM:");
+    let (b, v) = (batch.ids.size()[0], model.head_weight().size()[0]);
+    println!(
+        "{way:<8} {chunk:>6} logits [{}, {v}]: peak {:7.1} MiB above the {:.1} MiB held before",
+        if way == "full" { b * (t - 1) } else { chunk },
+        (peak - before) / 1024.0,
+        before / 1024.0
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("setup") => setup(&args[2]),
         Some("serve") => serve(args[2].parse().unwrap()),
+        Some("memory") => memory(&args[2], args.get(3).map_or(0, |c| c.parse().unwrap())),
         _ => {
-            eprintln!("usage: agentrl-bench-model setup DIR | serve THREADS");
+            eprintln!("usage: agentrl-bench-model setup DIR | serve THREADS | memory WAY [CHUNK]");
             std::process::exit(2);
         }
     }
