@@ -50,19 +50,25 @@ impl Default for SftOptions {
 }
 
 // generated from book/src/15-sft-and-preferences.md, saved block 1
+/// What `sft_train` calls every `every` steps: (steps done, the model).
+pub type SftHook<'a> = &'a mut dyn FnMut(usize, &TinyAgent);
+
+// generated from book/src/15-sft-and-preferences.md, saved block 1
 /// Minibatch SFT on `trajs` with `sft_loss` (rows drawn with replacement, gradient norm
 /// clipped at 1); `hook(step, model)` runs every `opts.every` steps -> the loss of each step.
 pub fn sft_train(
     model: &TinyAgent,
     trajs: &[Trajectory],
     opts: SftOptions,
-    hook: Option<&mut dyn FnMut(usize, &TinyAgent)>,
+    hook: Option<SftHook>,
 ) -> Vec<f64> {
     assert!(!trajs.is_empty(), "sft_train: no trajectories to imitate");
-    let (mut adam, mut rng) = (FlatAdam::new(&model.vs, opts.lr), ChaCha8Rng::seed_from_u64(opts.seed));
+    let mut adam = FlatAdam::new(&model.vs, opts.lr);
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let (mut losses, mut hook) = (Vec::with_capacity(opts.steps), hook);
     for step in 0..opts.steps {
-        let rows: Vec<&Trajectory> = (0..opts.batch_size).map(|_| trajs.choose(&mut rng).unwrap()).collect();
+        let rows: Vec<&Trajectory> =
+            (0..opts.batch_size).map(|_| trajs.choose(&mut rng).unwrap()).collect();
         let loss = sft_loss(model, &collate(rows, PAD_ID));
         adam.zero_grad();
         loss.backward();
@@ -131,7 +137,8 @@ pub fn dpo_loss(
 // generated from book/src/15-sft-and-preferences.md, saved block 3
 /// Summed log-probs of each row's action tokens: ids [B, T], action_mask [B, T-1] -> [B].
 pub fn action_log_prob_sums(model: &TinyAgent, batch: &Batch) -> Tensor {
-    (sequence_log_probs(model, &batch.ids) * &batch.action_mask).sum_dim_intlist(1, false, Kind::Float)
+    let logp = sequence_log_probs(model, &batch.ids); // [B, T-1]
+    (logp * &batch.action_mask).sum_dim_intlist(1, false, Kind::Float)
 }
 
 // generated from book/src/15-sft-and-preferences.md, saved block 3
@@ -140,7 +147,8 @@ pub fn action_log_prob_sums(model: &TinyAgent, batch: &Batch) -> Tensor {
 pub fn preference_pairs(trajs: &[Trajectory], group_size: usize) -> Vec<(Trajectory, Trajectory)> {
     let mut pairs = vec![];
     for group in trajs.chunks(group_size) {
-        let (wins, losses): (Vec<&Trajectory>, Vec<&Trajectory>) = group.iter().partition(|t| passed(t));
+        let (wins, losses): (Vec<&Trajectory>, Vec<&Trajectory>) =
+            group.iter().partition(|t| passed(t));
         pairs.extend(wins.into_iter().zip(losses).map(|(w, l)| (w.clone(), l.clone())));
     }
     pairs
