@@ -29,7 +29,7 @@ pub fn sft_loss(model: &TinyAgent, batch: &Batch) -> Tensor {
     -masked_mean(&logp, &batch.action_mask, None)
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 1
+// generated from book/src/15-sft-and-preferences.md, saved block 2
 /// Options of `sft_train`: minibatch steps, Adam's learning rate, rows per minibatch, seed,
 /// and how often the hook runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,7 +41,7 @@ pub struct SftOptions {
     pub every: usize,
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 1
+// generated from book/src/15-sft-and-preferences.md, saved block 2
 /// Defaults: 100 steps of 32 at Adam 3e-3, seed 0, the hook every 10 steps.
 impl Default for SftOptions {
     fn default() -> Self {
@@ -49,11 +49,11 @@ impl Default for SftOptions {
     }
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 1
+// generated from book/src/15-sft-and-preferences.md, saved block 2
 /// What `sft_train` calls every `every` steps: (steps done, the model).
 pub type SftHook<'a> = &'a mut dyn FnMut(usize, &TinyAgent);
 
-// generated from book/src/15-sft-and-preferences.md, saved block 1
+// generated from book/src/15-sft-and-preferences.md, saved block 2
 /// Minibatch SFT on `trajs` with `sft_loss` (rows drawn with replacement, gradient norm
 /// clipped at 1); `hook(step, model)` runs every `opts.every` steps -> the loss of each step.
 pub fn sft_train(
@@ -82,7 +82,7 @@ pub fn sft_train(
     losses
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 2
+// generated from book/src/15-sft-and-preferences.md, saved block 3
 /// `opts.n_samples` episodes per task of `tasks` in lockstep (default RLConfig, the plain
 /// environment, `opts`' temperature and seed) -> (share that `passed`, the trajectories,
 /// task by task in groups of n).
@@ -98,7 +98,7 @@ pub fn pass_rate(
     (wins as f64 / trajs.len().max(1) as f64, trajs)
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 2
+// generated from book/src/15-sft-and-preferences.md, saved block 3
 /// Unbiased pass@k of one task from n samples of which c passed: 1 - C(n-c, k) / C(n, k),
 /// as a product (no large binomials).
 pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
@@ -109,7 +109,7 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
     1.0 - (n - c + 1..=n).map(|i| 1.0 - k as f64 / i as f64).product::<f64>()
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 2
+// generated from book/src/15-sft-and-preferences.md, saved block 3
 /// Mean next-token entropy (nats) of the policy over the action tokens of a collated batch.
 pub fn action_entropy(model: &TinyAgent, batch: &Batch) -> f64 {
     let t = batch.ids.size()[1];
@@ -118,7 +118,7 @@ pub fn action_entropy(model: &TinyAgent, batch: &Batch) -> f64 {
     masked_mean(&entropy, &batch.action_mask, None).double_value(&[])
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 3
+// generated from book/src/15-sft-and-preferences.md, saved block 4
 /// DPO's sigmoid loss from summed action log-probs, each [P]: the mean over pairs of
 /// -log sigmoid(beta * ((chosen - ref_chosen) - (rejected - ref_rejected))); the reference
 /// terms are constants (detached).
@@ -134,14 +134,14 @@ pub fn dpo_loss(
     -((chosen - rejected) * beta).log_sigmoid().mean(Kind::Float)
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 3
+// generated from book/src/15-sft-and-preferences.md, saved block 4
 /// Summed log-probs of each row's action tokens: ids [B, T], action_mask [B, T-1] -> [B].
 pub fn action_log_prob_sums(model: &TinyAgent, batch: &Batch) -> Tensor {
     let logp = sequence_log_probs(model, &batch.ids); // [B, T-1]
     (logp * &batch.action_mask).sum_dim_intlist(1, false, Kind::Float)
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 3
+// generated from book/src/15-sft-and-preferences.md, saved block 4
 /// (chosen, rejected) pairs from groups of `group_size`: within each group, its i-th passed
 /// episode with its i-th failed one (min(passed, failed) pairs per group).
 pub fn preference_pairs(trajs: &[Trajectory], group_size: usize) -> Vec<(Trajectory, Trajectory)> {
@@ -154,7 +154,7 @@ pub fn preference_pairs(trajs: &[Trajectory], group_size: usize) -> Vec<(Traject
     pairs
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 4
+// generated from book/src/15-sft-and-preferences.md, saved block 5
 /// Rejection-sampling fine-tuning as a `train_rl` update: `sft_loss` on the kept episodes that
 /// `passed`, in `cfg.minibatches` shuffled minibatches, gradient norm clipped at
 /// `cfg.max_grad_norm` -> stats (the last minibatch's loss, optimizer steps). Train it with
@@ -180,7 +180,7 @@ pub fn rft_update(
     stats
 }
 
-// generated from book/src/15-sft-and-preferences.md, saved block 4
+// generated from book/src/15-sft-and-preferences.md, saved block 5
 /// DPO as a `train_rl` update: `preference_pairs` from the kept groups, `dpo_loss` against the
 /// frozen `reference` at `beta`, in `cfg.minibatches` shuffled minibatches of pairs, gradient
 /// norm clipped -> stats (the last minibatch's loss, optimizer steps).
