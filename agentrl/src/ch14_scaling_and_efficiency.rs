@@ -67,9 +67,9 @@ pub fn pack_sequences(trajs: &[Trajectory], max_tokens: usize, pad_id: i64) -> P
         segments[row] += 1;
         let tokens = Vec::<i64>::try_from(&tr.ids).expect("ids");
         let chosen = Vec::<f32>::try_from(&tr.action_mask).expect("action_mask"); // [len-1]
-        for t in 0..len {
+        for (t, &token) in tokens.iter().enumerate() {
             let at = row * l + start + t;
-            (ids[at], pos[at], seg[at]) = (tokens[t], t as i64, segments[row]);
+            (ids[at], pos[at], seg[at]) = (token, t as i64, segments[row]);
         }
         let sampled = tr.sample_logp.as_ref().map(|x| Vec::<f32>::try_from(x).expect("logp"));
         for t in 0..len - 1 {

@@ -30,6 +30,8 @@ pub mod ch12_multi_turn;
 pub mod ch13_rollout_systems;
 /// 14. Scaling and Efficiency
 pub mod ch14_scaling_and_efficiency;
+/// 15. SFT, Rejection Sampling and Preferences
+pub mod ch15_sft_and_preferences;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -44,3 +46,4 @@ pub use ch11_rewards::*;
 pub use ch12_multi_turn::*;
 pub use ch13_rollout_systems::*;
 pub use ch14_scaling_and_efficiency::*;
+pub use ch15_sft_and_preferences::*;
