@@ -32,6 +32,8 @@ pub mod ch13_rollout_systems;
 pub mod ch14_scaling_and_efficiency;
 /// 15. SFT, Rejection Sampling and Preferences
 pub mod ch15_sft_and_preferences;
+/// 16. Distillation for Agents
+pub mod ch16_distillation;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -47,3 +49,4 @@ pub use ch12_multi_turn::*;
 pub use ch13_rollout_systems::*;
 pub use ch14_scaling_and_efficiency::*;
 pub use ch15_sft_and_preferences::*;
+pub use ch16_distillation::*;
