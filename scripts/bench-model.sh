@@ -41,7 +41,8 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 python3 scripts/bench-model.py drive "$data" "$bin" "$@"
 # chapter 14: peak memory of one backward through the head, all logits against chunks
 # (each in a fresh process; the Rust side only: it is the book's own function being measured)
-if [ -z "$(python3 scripts/bench-model.py only "$@")" ] || python3 scripts/bench-model.py only "$@" | grep -q memory; then
+only=$(python3 scripts/bench-model.py only "$@")
+if [ -z "$only" ] || [[ "$only" == *memory* ]]; then
   echo
   echo "peak resident memory of one policy-gradient backward through the head on the update batch:"
   for way in "full 0" "chunked 4096" "chunked 1024" "chunked 256"; do
