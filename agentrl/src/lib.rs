@@ -34,6 +34,8 @@ pub mod ch14_scaling_and_efficiency;
 pub mod ch15_sft_and_preferences;
 /// 16. Distillation for Agents
 pub mod ch16_distillation;
+/// 17. Evaluation
+pub mod ch17_evaluation;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -50,3 +52,4 @@ pub use ch13_rollout_systems::*;
 pub use ch14_scaling_and_efficiency::*;
 pub use ch15_sft_and_preferences::*;
 pub use ch16_distillation::*;
+pub use ch17_evaluation::*;
