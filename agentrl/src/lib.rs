@@ -36,6 +36,8 @@ pub mod ch15_sft_and_preferences;
 pub mod ch16_distillation;
 /// 17. Evaluation
 pub mod ch17_evaluation;
+/// 18. Debugging RL Runs
+pub mod ch18_debugging;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -53,3 +55,4 @@ pub use ch14_scaling_and_efficiency::*;
 pub use ch15_sft_and_preferences::*;
 pub use ch16_distillation::*;
 pub use ch17_evaluation::*;
+pub use ch18_debugging::*;

@@ -60,6 +60,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch11-reward-hacking.svg", reward_hacking),
     ("ch12-context.svg", context_needed),
     ("ch13-pipeline.svg", pipeline_tradeoff),
+    ("ch18-dashboard.svg", debugging_dashboard),
 ];
 
 /// A white SVG canvas of the figures' size at `path`.
@@ -908,6 +909,71 @@ fn pipeline_tradeoff(path: &Path) -> Result<()> {
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
     }
     draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 18: four dashboard metrics per step (mean over the `debugging` lab's seeds, read
+/// from labs/results/debugging.json) for a clean run and two faults: the sampled pass rate, the
+/// KL to the reference, the largest ratio, and the held-out pass rate every 10 steps.
+fn debugging_dashboard(path: &Path) -> Result<()> {
+    let lab = lab_results("debugging")?;
+    let runs = lab["runs"].as_array().ok_or("debugging.json: no runs")?;
+    let steps = lab["steps"].as_u64().ok_or("debugging.json: no steps")? as usize;
+    // mean over seeds of one field of one arm, at the steps where it is a number
+    let curve = |arm: &str, key: &str| -> Vec<(f64, f64)> {
+        (0..steps)
+            .filter_map(|s| {
+                let values: Vec<f64> =
+                    runs.iter().filter_map(|r| r["arms"][arm]["steps"][s][key].as_f64()).collect();
+                (!values.is_empty())
+                    .then(|| ((s + 1) as f64, values.iter().sum::<f64>() / values.len() as f64))
+            })
+            .collect()
+    };
+    let arms = [
+        ("clean", "no fault", RGBColor(0x1b, 0x9e, 0x77)),
+        ("ref_is_policy", "RefIsPolicy", RGBColor(0x75, 0x70, 0xb3)),
+        ("loss_sign_flipped", "LossSignFlipped", RGBColor(0xd9, 0x5f, 0x02)),
+    ];
+    let root = SVGBackend::new(path, (SIZE.0, 640)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((2, 2));
+    let specs = [
+        ("sampled pass rate", "pass_rate", 0f64..1f64),
+        ("KL to the reference", "kl_ref", 0f64..1.5f64),
+        ("largest ratio", "ratio_max", 0f64..12f64),
+        ("held-out pass rate", "eval_pass", 0f64..1f64),
+    ];
+    for (i, (panel, (title, key, range))) in panels.iter().zip(specs).enumerate() {
+        let mut chart = ChartBuilder::on(panel)
+            .caption(title, (FONT, CAPTION))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0.5f64..steps as f64 + 0.5, range)?;
+        chart
+            .configure_mesh()
+            .x_desc("step")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .light_line_style(BLACK.mix(0.06))
+            .label_style((FONT, TICK))
+            .axis_desc_style((FONT, AXIS))
+            .draw()?;
+        for (arm, label, color) in arms {
+            let points = curve(arm, key);
+            let style = color.stroke_width(2);
+            let series = chart.draw_series(LineSeries::new(points.iter().copied(), style))?;
+            if i == 0 {
+                series.label(label).legend(legend_line(style));
+            }
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
+        }
+        if i == 0 {
+            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+        }
+    }
     root.present()?;
     Ok(())
 }
