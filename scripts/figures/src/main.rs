@@ -920,12 +920,18 @@ fn debugging_dashboard(path: &Path) -> Result<()> {
     let lab = lab_results("debugging")?;
     let runs = lab["runs"].as_array().ok_or("debugging.json: no runs")?;
     let steps = lab["steps"].as_u64().ok_or("debugging.json: no steps")? as usize;
-    // mean over seeds of one field of one arm, at the steps where it is a number
+    // mean over seeds of one field of one arm, at the steps where it is a number; an update's
+    // fields only on steps that updated (a step whose groups all lack signal logs zeros)
     let curve = |arm: &str, key: &str| -> Vec<(f64, f64)> {
+        let of_update = matches!(key, "kl_ref" | "ratio_max");
         (0..steps)
             .filter_map(|s| {
+                let row = |r: &serde_json::Value| r["arms"][arm]["steps"][s].clone();
+                let updated = |r: &&serde_json::Value| {
+                    !of_update || row(r)["grad_norm"].as_f64().unwrap_or(0.0) > 0.0
+                };
                 let values: Vec<f64> =
-                    runs.iter().filter_map(|r| r["arms"][arm]["steps"][s][key].as_f64()).collect();
+                    runs.iter().filter(updated).filter_map(|r| row(r)[key].as_f64()).collect();
                 (!values.is_empty())
                     .then(|| ((s + 1) as f64, values.iter().sum::<f64>() / values.len() as f64))
             })
