@@ -38,6 +38,8 @@ pub mod ch16_distillation;
 pub mod ch17_evaluation;
 /// 18. Debugging RL Runs
 pub mod ch18_debugging;
+/// A. Mathematical Tools
+pub mod app_a_math;
 
 pub use ch02_rl_fundamentals::*;
 pub use ch03_language_models_as_policies::*;
@@ -56,3 +58,4 @@ pub use ch15_sft_and_preferences::*;
 pub use ch16_distillation::*;
 pub use ch17_evaluation::*;
 pub use ch18_debugging::*;
+pub use app_a_math::*;
