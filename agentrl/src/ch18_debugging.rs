@@ -81,16 +81,26 @@ pub fn make_ref<'a>(
 }
 
 // generated from book/src/18-debugging.md, saved block 2
-/// What the trainer feeds its loss, computed before the first step: (loss mask [B, T-1],
-/// pi_old's log-probs [B, T-1], advantages [B]). `previous` is another version of the policy,
-/// the one a stale trainer scores with; `bug` plants its fault if it is one of these.
+/// What the trainer feeds its loss, computed before the first step.
+pub struct PreparedBatch {
+    /// The loss mask [B, T-1].
+    pub mask: Tensor,
+    /// pi_old's log-probs [B, T-1].
+    pub old_logp: Tensor,
+    /// One advantage per episode [B].
+    pub advantages: Tensor,
+}
+
+// generated from book/src/18-debugging.md, saved block 2
+/// The trainer's `PreparedBatch` for `batch`. `previous` is another version of the policy, the
+/// one a stale trainer scores with; `bug` plants its fault if it is one of these.
 pub fn prepare_batch(
     model: &TinyAgent,
     previous: &TinyAgent,
     batch: &Batch,
     cfg: &RLConfig,
     bug: Option<Bug>,
-) -> (Tensor, Tensor, Tensor) {
+) -> PreparedBatch {
     let t1 = batch.action_mask.size()[1];
     let mask = match bug {
         // aligned to ids: shifted one position right
@@ -113,25 +123,24 @@ pub fn prepare_batch(
         }
         _ => compute_advantages(batch, cfg),
     };
-    (mask, old_logp, advantages)
+    PreparedBatch { mask, old_logp, advantages }
 }
 
 // generated from book/src/18-debugging.md, saved block 3
-/// Backward of the clipped surrogate under `mask` plus the KL to `ref_model`, for the minibatch
+/// Backward of the clipped surrogate on `prepared` plus the KL to `ref_model`, for the minibatch
 /// `rows` in length-sorted micro-batches, no step; `bug` may plant its fault -> statistics.
 // `loss += term` on a tch tensor adds in place; out of place, each term is its own graph node
-#[allow(clippy::too_many_arguments, clippy::assign_op_pattern)] // and nine different inputs
+#[allow(clippy::assign_op_pattern)]
 pub fn minibatch_backward(
     model: &TinyAgent,
     batch: &Batch,
     rows: &[usize],
-    mask: &Tensor,
-    old_logp: &Tensor,
-    advantages: &Tensor,
+    prepared: &PreparedBatch,
     cfg: &RLConfig,
     bug: Option<Bug>,
     ref_model: Option<&TinyAgent>,
 ) -> UpdateStats {
+    let (mask, old_logp, advantages) = (&prepared.mask, &prepared.old_logp, &prepared.advantages);
     let t1 = mask.size()[1];
     let tokens =
         |rows: &[usize]| loss_normalizer(&mask.index_select(0, &row_index(rows)), cfg.loss_mode);
@@ -192,7 +201,7 @@ pub fn debug_update(
     previous: &TinyAgent,
     rng: &mut ChaCha8Rng,
 ) -> UpdateStats {
-    let (mask, old_logp, advantages) = prepare_batch(model, previous, batch, cfg, bug);
+    let prepared = prepare_batch(model, previous, batch, cfg, bug);
     let b = batch.ids.size()[0] as usize;
     let mut total = UpdateStats::default();
     for _ in 0..cfg.epochs {
@@ -200,9 +209,7 @@ pub fn debug_update(
         order.shuffle(rng);
         for rows in order.chunks(b.div_ceil(cfg.minibatches.max(1))) {
             opt.zero_grad();
-            let s = minibatch_backward(
-                model, batch, rows, &mask, &old_logp, &advantages, cfg, bug, ref_model,
-            );
+            let s = minibatch_backward(model, batch, rows, &prepared, cfg, bug, ref_model);
             total.loss += s.loss;
             total.clip_fraction += s.clip_fraction;
             total.kl_ref += s.kl_ref;
@@ -247,9 +254,7 @@ pub fn pad_batch(batch: &Batch, extra: i64, pad_id: i64) -> Batch {
 pub fn flat_grad(
     model: &TinyAgent,
     batch: &Batch,
-    mask: &Tensor,
-    old_logp: &Tensor,
-    advantages: &Tensor,
+    prepared: &PreparedBatch,
     cfg: &RLConfig,
     bug: Option<Bug>,
     ref_model: Option<&TinyAgent>,
@@ -262,8 +267,7 @@ pub fn flat_grad(
         }
     }
     let rows: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
-    let stats =
-        minibatch_backward(model, batch, &rows, mask, old_logp, advantages, cfg, bug, ref_model);
+    let stats = minibatch_backward(model, batch, &rows, prepared, cfg, bug, ref_model);
     let grad = |p: &Tensor| if p.grad().defined() { p.grad().copy() } else { p.zeros_like() };
     let flat: Vec<Tensor> = params.iter().map(|p| grad(p).view([-1])).collect();
     (Tensor::cat(&flat, 0), stats)
@@ -355,11 +359,11 @@ fn largest_task_mean(trajs: &[Trajectory], advantages: &Tensor) -> f64 {
 // generated from book/src/18-debugging.md, saved block 8
 /// Invariants of one real update with `bug`, taken on a copy of `model`: whether the reference
 /// stays put and the KL to it grows, whether the KL term's gradient is k2's, and whether the
-/// step lowered the clean surrogate on its batch (`owned_loss` computes it, fault-free).
+/// step lowered the clipped surrogate on its batch, computed fault-free from `owned`.
 pub fn step_checks(
     model: &TinyAgent,
     batch: &Batch,
-    owned_loss: &dyn Fn(&TinyAgent) -> f64,
+    owned: &PreparedBatch,
     cfg: &RLConfig,
     bug: Option<Bug>,
     rng: &mut ChaCha8Rng,
@@ -368,19 +372,23 @@ pub fn step_checks(
     let reference = make_ref(&policy, cfg, bug).expect("step_checks: needs cfg.kl.coef > 0");
     let reference: &TinyAgent = &reference;
     let score = |m: &TinyAgent| batch_log_probs(m, batch, cfg.micro_batch, cfg.temperature);
+    let owned_loss = |m: &TinyAgent| {
+        let (logp, mask) = (score(m), &owned.mask);
+        policy_loss(&logp, &owned.old_logp, &owned.advantages, mask, cfg).0.double_value(&[])
+    };
     let (ref_before, loss_before) = (score(reference), owned_loss(&policy));
     let mut opt = FlatAdam::new(&policy.vs, cfg.lr);
     let stats = debug_update(&policy, &mut opt, batch, cfg, bug, Some(reference), model, rng);
     let ref_moved = max_gap(&score(reference), &ref_before, &batch.action_mask);
     let loss_after = owned_loss(&policy);
     // the KL term alone: zero advantages leave only its gradient
-    let (mask, old_logp) = (&batch.action_mask, score(&policy));
-    let zeros = batch.rewards.zeros_like();
+    let (mask, advantages) = (batch.action_mask.shallow_clone(), batch.rewards.zeros_like());
+    let prepared = PreparedBatch { mask, old_logp: score(&policy), advantages };
     let kl_only = |kind: KlKind, bug: Option<Bug>| {
         // unclamped: where k2 and k3 leave a clamp's range differs, and the question is the
         // gradient itself
         let cfg = RLConfig { kl: KlConfig { kind, clamp: None, ..cfg.kl }, ..cfg.clone() };
-        flat_grad(&policy, batch, mask, &old_logp, &zeros, &cfg, bug, Some(reference)).0
+        flat_grad(&policy, batch, &prepared, &cfg, bug, Some(reference)).0
     };
     let gap = relative_gap(&kl_only(cfg.kl.kind, bug), &kl_only(KlKind::K2, None));
     let mut out = CheckResults::new();
@@ -403,52 +411,49 @@ pub fn sanity_checks(
     rng: &mut ChaCha8Rng,
 ) -> CheckResults {
     let batch = collate(trajs, PAD_ID);
-    let t1 = batch.action_mask.size()[1];
-    let owned_mask = policy_token_mask(trajs, t1); // [B, T-1], the checks' own
-    let clean_old = batch_log_probs(model, &batch, cfg.micro_batch, cfg.temperature);
+    // the checks' own inputs: the policy's tokens, the sampler's log-probs, the true groups
+    let owned = PreparedBatch {
+        mask: policy_token_mask(trajs, batch.action_mask.size()[1]),
+        old_logp: batch_log_probs(model, &batch, cfg.micro_batch, cfg.temperature),
+        advantages: compute_advantages(&batch, cfg),
+    };
     // another version of the policy, one clean update away (only a stale trainer reads it)
     let previous = model.clone();
     if bug == Some(Bug::StaleOldLogp) {
         let mut opt = FlatAdam::new(&previous.vs, cfg.lr);
         debug_update(&previous, &mut opt, &batch, cfg, None, None, model, rng);
     }
-    let (mask, old_logp, adv) = prepare_batch(model, &previous, &batch, cfg, bug);
+    let prepared = prepare_batch(model, &previous, &batch, cfg, bug);
     let reference = make_ref(model, cfg, bug);
-    let reference = reference.as_deref();
-    let grad = |b: &Batch, m: &Tensor, old: &Tensor, micro: usize| {
+    let grad = |b: &Batch, p: &PreparedBatch, micro: usize| {
         let cfg = RLConfig { micro_batch: micro, ..cfg.clone() };
-        flat_grad(model, b, m, old, &adv, &cfg, bug, reference)
+        flat_grad(model, b, p, &cfg, bug, reference.as_deref())
     };
-    let b = trajs.len();
-    let (g, stats) = grad(&batch, &mask, &old_logp, b);
+    let (g, stats) = grad(&batch, &prepared, trajs.len());
     // the trainer prepares the padded batch itself: its mask comes from the padded tensors
     let padded = pad_batch(&batch, 5, PAD_ID);
-    let (padded_mask, padded_old, _) = prepare_batch(model, &previous, &padded, cfg, bug);
-    let (g_padded, _) = grad(&padded, &padded_mask, &padded_old, b);
-    let (g_micro, _) = grad(&batch, &mask, &old_logp, 2);
-    // REINFORCE's gradient under the owned mask, with the trainer's advantages' true layout
-    let clean = compute_advantages(&batch, cfg);
+    let padded_prepared = prepare_batch(model, &previous, &padded, cfg, bug);
+    let (g_padded, _) = grad(&padded, &padded_prepared, trajs.len());
+    let (g_micro, _) = grad(&batch, &prepared, 2);
     let zero_kl = RLConfig { kl: KlConfig { coef: 0.0, ..cfg.kl }, ..cfg.clone() };
-    let (g_pg, _) = flat_grad(model, &batch, &owned_mask, &clean_old, &clean, &zero_kl, None, None);
-    let cosine = g.dot(&g_pg).double_value(&[]) / (g.norm() * g_pg.norm()).double_value(&[]);
+    let (g_reinforce, _) = flat_grad(model, &batch, &owned, &zero_kl, None, None);
+    let cosine = g.dot(&g_reinforce).double_value(&[])
+        / (g.norm() * g_reinforce.norm()).double_value(&[]);
     let sampler = batch.sample_logp.as_ref().expect("sanity_checks: needs sampled episodes");
+    let all = owned.mask.ones_like();
     let checks = [
-        (Check::MaskIsPolicyTokens, max_gap(&mask, &owned_mask, &mask.ones_like()), 1e-6),
-        (Check::OldLogpIsSampler, max_gap(&old_logp, sampler, &owned_mask), 1e-4),
+        (Check::MaskIsPolicyTokens, max_gap(&prepared.mask, &owned.mask, &all), 1e-6),
+        (Check::OldLogpIsSampler, max_gap(&prepared.old_logp, sampler, &owned.mask), 1e-4),
         (Check::FirstRatioIsOne, stats.ratio_max - 1.0, 1e-4),
         (Check::KlZeroAtStart, stats.kl_ref.abs(), 1e-6),
-        (Check::GroupsHaveZeroMean, largest_task_mean(trajs, &adv), 1e-5),
+        (Check::GroupsHaveZeroMean, largest_task_mean(trajs, &prepared.advantages), 1e-5),
         (Check::PaddingInvariant, relative_gap(&g_padded, &g), 1e-4),
         (Check::MicroBatchInvariant, relative_gap(&g_micro, &g), 1e-4),
         (Check::GradientIsPolicyGradient, 1.0 - cosine, 0.01),
     ];
     let mut out: CheckResults =
         checks.iter().map(|&(c, v, tol)| (c, (v, v.abs() < tol))).collect();
-    let owned_loss = |m: &TinyAgent| {
-        let logp = batch_log_probs(m, &batch, cfg.micro_batch, cfg.temperature);
-        policy_loss(&logp, &clean_old, &clean, &owned_mask, cfg).0.double_value(&[])
-    };
-    out.extend(step_checks(model, &batch, &owned_loss, cfg, bug, rng));
+    out.extend(step_checks(model, &batch, &owned, cfg, bug, rng));
     out
 }
 
