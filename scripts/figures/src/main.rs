@@ -61,6 +61,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch12-context.svg", context_needed),
     ("ch13-pipeline.svg", pipeline_tradeoff),
     ("ch18-dashboard.svg", debugging_dashboard),
+    ("ch19-capstone.svg", capstone_curves),
 ];
 
 /// A white SVG canvas of the figures' size at `path`.
@@ -977,6 +978,85 @@ fn debugging_dashboard(path: &Path) -> Result<()> {
             chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
         }
         if i == 0 {
+            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 19: the capstone lab's three arms over 300 steps, means over seeds in 10-step
+/// windows (sampled pass rate, episodes the update kept, KL from the base agent), and the
+/// recipe's three seeds apart.
+fn capstone_curves(path: &Path) -> Result<()> {
+    let lab = lab_results("capstone")?;
+    let runs = lab["runs"].as_array().ok_or("capstone.json: no runs")?;
+    let steps = lab["steps"].as_u64().ok_or("capstone.json: no steps")? as usize;
+    const WINDOW: usize = 10;
+    // one run's series in windows of WINDOW steps: (window's last step, mean)
+    let windows = |r: &serde_json::Value, key: &str| -> Vec<(f64, f64)> {
+        let xs: Vec<f64> = r[key].as_array().map_or(vec![], |a| a.iter().filter_map(|x| x.as_f64()).collect());
+        xs.chunks(WINDOW).enumerate().map(|(i, c)| (((i + 1) * WINDOW) as f64, c.iter().sum::<f64>() / c.len() as f64)).collect()
+    };
+    // the mean over an arm's seeds of its windowed series
+    let curve = |arm: &str, key: &str| -> Vec<(f64, f64)> {
+        let per_seed: Vec<Vec<(f64, f64)>> = runs.iter().filter(|r| r["arm"] == arm).map(|r| windows(r, key)).collect();
+        let n = per_seed.len().max(1) as f64;
+        (0..per_seed.first().map_or(0, |s| s.len()))
+            .map(|i| (per_seed[0][i].0, per_seed.iter().map(|s| s[i].1).sum::<f64>() / n))
+            .collect()
+    };
+    let arms = [
+        ("recipe", "recipe", RGBColor(0x1b, 0x9e, 0x77)),
+        ("keep-all-groups", "keep all groups", RGBColor(0x75, 0x70, 0xb3)),
+        ("kl-reward", "k1 in reward, 0.1", RGBColor(0xd9, 0x5f, 0x02)),
+    ];
+    let seed_colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x66, 0x66, 0x66), RGBColor(0xe7, 0x29, 0x8a)];
+    let root = SVGBackend::new(path, (SIZE.0, 640)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((2, 2));
+    let specs = [
+        ("sampled pass rate", "sampled_pass", 0f64..1f64),
+        ("episodes kept of 128", "kept", 0f64..136f64),
+        ("KL from the base agent", "kl", 0f64..1f64),
+        ("recipe, seed by seed", "sampled_pass", 0f64..1f64),
+    ];
+    for (i, (panel, (title, key, range))) in panels.iter().zip(specs).enumerate() {
+        let mut chart = ChartBuilder::on(panel)
+            .caption(title, (FONT, CAPTION))
+            .margin(10)
+            .margin_right(24)
+            .x_label_area_size(40)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0f64..steps as f64, range.clone())?;
+        let big = range.end > 10.0;
+        chart
+            .configure_mesh()
+            .x_desc("step")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| if big { format!("{y:.0}") } else { format!("{y:.1}") })
+            .light_line_style(BLACK.mix(0.06))
+            .label_style((FONT, TICK))
+            .axis_desc_style((FONT, AXIS))
+            .draw()?;
+        if i < 3 {
+            for (arm, label, color) in arms {
+                let style = color.stroke_width(2);
+                let series = chart.draw_series(LineSeries::new(curve(arm, key), style))?;
+                if i == 0 {
+                    series.label(label).legend(legend_line(style));
+                }
+            }
+            if i == 0 {
+                draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+            }
+        } else {
+            let recipe = runs.iter().filter(|r| r["arm"] == "recipe");
+            for (r, color) in recipe.zip(seed_colors) {
+                let style = color.stroke_width(2);
+                let label = format!("seed {}", r["seed"]);
+                chart.draw_series(LineSeries::new(windows(r, key), style))?.label(label).legend(legend_line(style));
+            }
             draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
         }
     }
