@@ -403,6 +403,31 @@ fn mdbook_include(text: &str) -> Option<&'static str> {
     })
 }
 
+/// A control character (other than tab, newline and carriage return) in a chapter is almost
+/// always a TeX command that a string escape ate on its way into the file: `\beta` written
+/// through a tool that reads `\b` as a backspace renders as "eta", silently.
+fn check_control_characters(path: &Path, source: &str) -> Result<(), BookError> {
+    for (k, line) in source.lines().enumerate() {
+        if let Some((col, c)) = line.char_indices().find(|&(_, c)| c.is_control() && c != '\t' && c != '\r') {
+            let hint = match c {
+                '\u{8}' => " (a backspace: `\\b` read as an escape, as in `\\beta`?)",
+                '\u{c}' => " (a form feed: `\\f` read as an escape, as in `\\frac`?)",
+                '\u{b}' => " (a vertical tab: `\\v` read as an escape, as in `\\vert`?)",
+                '\u{7}' => " (a bell: `\\a` read as an escape, as in `\\alpha`?)",
+                _ => "",
+            };
+            let column = line[..col].chars().count() + 1;
+            return Err(BookError::new(
+                path,
+                k + 1,
+                format!("control character U+{:04X}{hint}: write the character it stands for", c as u32),
+            )
+            .at_column(column));
+        }
+    }
+    Ok(())
+}
+
 /// A line that opens a fenced code block (three or more backticks or tildes).
 fn opens_fence(line: &str) -> bool {
     let line = line.trim_start();
@@ -411,6 +436,7 @@ fn opens_fence(line: &str) -> bool {
 
 pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookError> {
     let lines = LineIndex::new(source);
+    check_control_characters(path, source)?;
     let mut blocks: Vec<CodeBlock> = Vec::new();
     let mut leaves: Vec<Leaf> = Vec::new();
     // (info, span start, text) of the fence being read
@@ -808,6 +834,15 @@ mod tests {
         assert_eq!(&src[blocks[1].span.clone()], "```rust\nprintln!(\"hi\");\n```");
         assert_eq!(blocks[2].kind, BlockKind::Ignored);
         assert_eq!(blocks[3].kind, BlockKind::Ignored);
+    }
+
+    #[test]
+    fn a_control_character_is_an_error_at_its_column() {
+        let err = parse("Intro.\n\nAt $\u{8}eta = 0.1$ only.\n").unwrap_err();
+        assert_eq!((err.line, err.column), (3, 5), "{err}");
+        assert!(err.message.contains("U+0008") && err.message.contains("beta"), "{err}");
+        // tabs and CRLF line ends are text
+        parse("a\tb\r\n\n```rust\nlet x = 1;\n```\n").unwrap();
     }
 
     #[test]
