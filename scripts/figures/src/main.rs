@@ -57,6 +57,7 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
     ("ch09-grpo-family.svg", grpo_family_curves),
     ("ch10-entropy.svg", regularizer_entropy),
+    ("ch10-kl.svg", regularizer_kl),
     ("ch11-reward-hacking.svg", reward_hacking),
     ("ch12-context.svg", context_needed),
     ("ch13-pipeline.svg", pipeline_tradeoff),
@@ -851,6 +852,61 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
         }
     }
     draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 10: the KL to the base agent (mean k1 per sampled policy token) at each GRPO step of
+/// the regularizers lab, the mean of the three seeds in 5-step windows, for no regularizer and
+/// the five KL penalties (the entropy bonuses are figure 10.1's subject).
+fn regularizer_kl(path: &Path) -> Result<()> {
+    const WINDOW: usize = 5;
+    let lab = lab_results("regularizers")?;
+    let runs = lab["runs"].as_array().ok_or("regularizers.json: no runs")?;
+    let arms = [
+        ("none", "no regularizer", RGBColor(0x33, 0x33, 0x33)),
+        ("k3_loss", "k3 in the loss, beta 0.1", RGBColor(0x75, 0x70, 0xb3)),
+        ("k3plus_loss", "k3+ in the loss, beta 0.1", RGBColor(0xe7, 0x29, 0x8a)),
+        ("k2_loss", "k2 in the loss, beta 0.1", RGBColor(0xe6, 0xab, 0x02)),
+        ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
+        ("k1_reward_0.5", "k1 in the reward, beta 0.5", RGBColor(0x66, 0xc2, 0xa5)),
+    ];
+    let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
+    // the mean over an arm's seeds, window by window: (window's last step, KL)
+    let curve = |variant: &str| -> Vec<(f64, f64)> {
+        let seeds: Vec<Vec<f64>> = runs
+            .iter()
+            .filter(|r| r["variant"] == variant)
+            .map(|r| r["kl"].as_array().map_or(vec![], |a| a.iter().filter_map(|x| x.as_f64()).collect()))
+            .collect();
+        let len = seeds.iter().map(|s| s.len()).min().unwrap_or(0);
+        (0..len / WINDOW)
+            .map(|w| {
+                let cells = seeds.iter().flat_map(|s| &s[w * WINDOW..(w + 1) * WINDOW]);
+                (((w + 1) * WINDOW) as f64, cells.sum::<f64>() / (seeds.len() * WINDOW) as f64)
+            })
+            .collect()
+    };
+    let root = canvas(path)?;
+    let ticks = vec![0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0];
+    // room below the curves for the legend
+    let y = (0.0002f64..1.5f64).log_scale().with_key_points(ticks);
+    let mut chart = chart_on(&root, 60, 0f64..steps + 1.0, y)?;
+    chart
+        .configure_mesh()
+        .x_desc("GRPO step (128 episodes each); mean of 3 seeds, 5-step windows")
+        .y_desc("KL to the base (nats per token)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
+        .draw()?;
+    for (variant, label, color) in arms {
+        let style = color.stroke_width(2);
+        chart.draw_series(LineSeries::new(curve(variant), style))?.label(label).legend(legend_line(style));
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
     root.present()?;
     Ok(())
 }
