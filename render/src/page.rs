@@ -18,6 +18,8 @@ pub const SAVED_LABEL_CLASS: &str = "arl-saved-label";
 pub const OUTPUT_CLASS: &str = "arl-output";
 pub const MERMAID_CLASS: &str = "mermaid";
 pub const NOWRAP_CLASS: &str = "arl-nowrap";
+/// The class of the span around a display formula, which scrolls it when it is too wide.
+pub const MATH_BLOCK_CLASS: &str = "arl-math-block";
 
 /// The generated reference page, relative to `src/`.
 pub const LIBRARY_PAGE: &str = "library.md";
@@ -164,6 +166,10 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
             let punct = &source[formula.span.end..end];
             let text = format!("<span class=\"{NOWRAP_CLASS}\">{mathml}{punct}</span>");
             edits.push((formula.span.start..end, text));
+        } else if formula.display {
+            // Firefox does not scroll a <math> element that is too wide: a span (valid inside
+            // the paragraph the formula sits in) shown as a block scrolls it instead.
+            edits.push((formula.span.clone(), format!("<span class=\"{MATH_BLOCK_CLASS}\">{mathml}</span>")));
         } else {
             edits.push((formula.span.clone(), mathml));
         }
@@ -566,7 +572,8 @@ mod tests {
         assert!(out.starts_with("on <span class=\"arl-nowrap\"><math display=\"inline\">"), "{out}");
         assert!(out.contains("</math>.</span> Then <math"), "{out}");
         assert!(out.contains("</math>),</span>"), "{out}");
-        assert!(out.contains("</math>.\n") && out.contains("<math display=\"block\">"), "{out}");
+        assert!(out.contains("</math></span>.\n"), "{out}");
+        assert!(out.contains("<span class=\"arl-math-block\"><math display=\"block\">"), "{out}");
     }
 
     #[test]

@@ -209,7 +209,10 @@ try {
   // has a table of sections and named previous/next links, its callouts are told apart, and
   // no script fails. A screenshot of its top at each width goes to OUT_DIR.
   const callColors = {};
-  for (const pageUrl of bookPages.filter((u) => /\/\d\d-[^/]*\.html$/.test(u))) {
+  // Full-page screenshots (every section, code, Output, math and figure) of the chapters a
+  // reviewer reads first; the others get the top of the page.
+  const FULL_PAGE = ["03-", "08-", "09-", "10-", "19-"];
+  for (const pageUrl of bookPages.filter((u) => /\/(\d\d|[A-Z])-[^/]*\.html$/.test(u))) {
     const name = pageUrl.split("/").pop();
     const { page: chapter, errors: chapterErrors } = await open(name);
     await chapter.evaluate(() => document.fonts.ready);
@@ -226,6 +229,11 @@ try {
       // scrollbar (headless Chromium hides scrollbars, so the stylesheet's promise is checked).
       const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX) && getComputedStyle(b).scrollbarWidth !== "none";
       const cut = wide.filter((b) => b.matches("code.language-rust") || !scrolls(b));
+      // Display math wider than the column must scroll too.
+      // (its scroller is the span around it, which Firefox needs: it does not scroll <math>)
+      const mathCut = [...main.querySelectorAll('math[display="block"]')]
+        .map((m) => m.closest(".arl-math-block") ?? m)
+        .filter((m) => !m.classList.contains("arl-math-block") || (m.scrollWidth > m.clientWidth + 1 && !scrolls(m)));
       const kinds = {};
       for (const q of main.querySelectorAll("blockquote")) {
         const k = q.querySelector('strong[class^="arl-callout-"]')?.className;
@@ -247,6 +255,7 @@ try {
         stix: document.fonts.check('16px "STIX Two Math"'),
         scrolling: wide.length - cut.length,
         cut: cut.map((b) => `${b.tagName.toLowerCase()} ${b.scrollWidth}>${b.clientWidth}: ${b.innerText.split("\n").find((l) => l.length > 84)?.slice(0, 40) ?? ""}`).slice(0, 3),
+        mathCut: mathCut.map((m) => `display math ${m.scrollWidth}>${m.clientWidth}${m.classList.contains("arl-math-block") ? "" : " (no scrolling span)"}`).slice(0, 3),
         sections: main.querySelectorAll("h2[id]").length,
         toc: main.querySelectorAll(".arl-toc li").length,
         pager: pager ? [...pager.querySelectorAll("a")].map((a) => a.textContent) : [],
@@ -260,8 +269,9 @@ try {
     check(c.entities.length === 0 && (c.maths === 0 || (c.stix && c.mathFont.includes("STIX Two Math"))),
       `${name}: math in STIX Two Math, no entity or micro sign shown as text`,
       c.entities.length ? c.entities.join(" | ") : `font ${c.mathFont}`);
-    check(c.cut.length === 0, `${name}: at 1280 px code fits, and a longer Output line or table scrolls with a visible scrollbar`,
-      c.cut.length ? c.cut.join("; ") : `${c.scrolling} box(es) scroll`);
+    check(c.cut.length === 0 && c.mathCut.length === 0,
+      `${name}: at 1280 px code fits, and a longer Output line, table or display formula scrolls with a visible scrollbar`,
+      [...c.cut, ...c.mathCut].join("; ") || `${c.scrolling} box(es) scroll`);
     check((c.sections < 3 || c.toc === c.sections) && c.pager.length > 0 && c.pager.every((t) => /[A-Za-z]{3}/.test(t)),
       `${name}: a table of its ${c.sections} sections and named previous/next links`, c.pager.join(" | "));
     Object.assign(callColors, c.kinds);
@@ -277,17 +287,37 @@ try {
       }
     }
     await chapter.evaluate(() => window.scrollTo(0, 0));
-    await chapter.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-1280.png`) });
+    const full = FULL_PAGE.some((p) => name.startsWith(p));
+    await chapter.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-1280.png`), fullPage: full });
     await chapter.close();
     const { page: small } = await open(name, 390);
     const phone = await small.evaluate(() => {
       const boxes = [...document.querySelectorAll("main pre > code, main table")].filter((b) => b.scrollWidth > b.clientWidth + 1);
       const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX) && getComputedStyle(b).scrollbarWidth !== "none";
-      return boxes.filter((b) => !scrolls(b)).length;
+      // the page itself must not scroll sideways: only its boxes may
+      return { cut: boxes.filter((b) => !scrolls(b)).length, page: document.documentElement.scrollWidth - window.innerWidth };
     });
-    check(phone === 0, `${name}: at 390 px what is too wide scrolls sideways`, `${phone} box(es) cut without a scrollbar`);
-    await small.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-390.png`) });
+    check(phone.cut === 0 && phone.page <= 1, `${name}: at 390 px what is too wide scrolls sideways, inside its box`,
+      `${phone.cut} box(es) cut without a scrollbar; the page is ${Math.max(0, phone.page)} px wider than the screen`);
+    await small.screenshot({ path: path.join(outDir, `${name.replace(".html", "")}-390.png`), fullPage: full });
     await small.close();
+  }
+  // The reference pages are mostly tables: at both widths a table wider than its column
+  // scrolls inside its box, and the page itself never scrolls sideways.
+  for (const name of ["sources.html", "library.html"]) {
+    for (const width of [1280, 390]) {
+      const { page: ref } = await open(name, width);
+      const r = await ref.evaluate(() => {
+        const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX);
+        const boxes = [...document.querySelectorAll("main table, main pre > code")];
+        const wide = boxes.filter((b) => b.scrollWidth > b.clientWidth + 1);
+        return { tables: boxes.length, cut: wide.filter((b) => !scrolls(b)).length,
+          page: document.documentElement.scrollWidth - window.innerWidth };
+      });
+      check(r.tables > 0 && r.cut === 0 && r.page <= 1, `${name} at ${width} px: wide tables scroll inside their box`,
+        `${r.tables} tables, ${r.cut} cut, page ${Math.max(0, r.page)} px wider than the screen`);
+      await ref.close();
+    }
   }
   const colors = Object.values(callColors);
   check(colors.length === 3 && new Set(colors).size === 3, "the three callout kinds (Evidence, Pitfall, In production) look different",
