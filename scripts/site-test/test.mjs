@@ -216,6 +216,9 @@ try {
     const name = pageUrl.split("/").pop();
     const { page: chapter, errors: chapterErrors } = await open(name);
     await chapter.evaluate(() => document.fonts.ready);
+    // diagrams are drawn after load by the bundled mermaid script
+    await chapter.waitForFunction(() => [...document.querySelectorAll("pre.mermaid")].every((p) => p.querySelector("svg")),
+      null, { timeout: 15000 }).catch(() => {});
     const c = await chapter.evaluate(() => {
       const main = document.querySelector("main");
       const imgs = [...main.querySelectorAll("img")];
@@ -239,6 +242,8 @@ try {
         const k = q.querySelector('strong[class^="arl-callout-"]')?.className;
         if (k) kinds[k] = getComputedStyle(q).borderLeftColor;
       }
+      const diagrams = [...main.querySelectorAll("pre.mermaid")];
+      const drawn = diagrams.filter((d) => d.querySelector("svg") && !/Syntax error|Parse error/i.test(d.textContent));
       const pager = main.querySelector(".arl-pager");
       const figures = imgs.filter((i) => i.src.includes("/figures/")).map((i) => ({
         file: decodeURIComponent(new URL(i.src).pathname.split("/").pop()),
@@ -261,11 +266,16 @@ try {
         pager: pager ? [...pager.querySelectorAll("a")].map((a) => a.textContent) : [],
         kinds,
         text: text.length,
+        diagrams: diagrams.length,
+        drawn: drawn.length,
       };
     });
     check(c.loaded === c.imgs && c.rawDollars === 0 && chapterErrors.length === 0,
       `${name}: figures load, math typeset, no script errors`,
       `${c.loaded}/${c.imgs} figures, ${c.maths} formulas, ${c.rawDollars} raw $…$, ${chapterErrors.length} errors`);
+    if (c.diagrams > 0) {
+      check(c.drawn === c.diagrams, `${name}: its diagrams are drawn`, `${c.drawn} of ${c.diagrams}`);
+    }
     check(c.entities.length === 0 && (c.maths === 0 || (c.stix && c.mathFont.includes("STIX Two Math"))),
       `${name}: math in STIX Two Math, no entity or micro sign shown as text`,
       c.entities.length ? c.entities.join(" | ") : `font ${c.mathFont}`);
