@@ -125,11 +125,6 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-/// `a - b`, seed by seed and task by task.
-fn diff(a: &[&Vec<f64>], b: &[&Vec<f64>]) -> Vec<Vec<f64>> {
-    a.iter().zip(b).map(|(a, b)| a.iter().zip(b.iter()).map(|(x, y)| x - y).collect()).collect()
-}
-
 fn interval(m: &[Vec<f64>]) -> String {
     if m.len() < 2 {
         return format!("{:+.3} (one seed: no interval)", mean(&m[0]));
@@ -224,19 +219,19 @@ fn main() -> std::io::Result<()> {
     for (name, rates) in &floors {
         println!("  {name:<18} {:.3}", mean(rates));
     }
-    let base_rates: Vec<&Vec<f64>> = bases.iter().map(|b| &b.1 .1.per_task).collect();
-    let seed_means = |m: &[&Vec<f64>]| m.iter().map(|r| format!("{:.3}", mean(r))).collect::<Vec<_>>().join(" ");
-    let overall = |m: &[&Vec<f64>]| mean(&m.iter().map(|r| mean(r)).collect::<Vec<_>>());
+    let base_rates: Vec<Vec<f64>> = bases.iter().map(|b| b.1 .1.per_task.clone()).collect();
+    let seed_means = |m: &[Vec<f64>]| m.iter().map(|r| format!("{:.3}", mean(r))).collect::<Vec<_>>().join(" ");
+    let overall = |m: &[Vec<f64>]| mean(&m.iter().map(|r| mean(r)).collect::<Vec<_>>());
     println!("  {:<18} {:.3}  (seeds: {})", "base", overall(&base_rates), seed_means(&base_rates));
-    let arm_rates = |arm: Arm| -> Vec<&Vec<f64>> {
-        runs.iter().filter(|r| r.1 == arm).map(|r| &r.3.per_task).collect()
+    let arm_rates = |arm: Arm| -> Vec<Vec<f64>> {
+        runs.iter().filter(|r| r.1 == arm).map(|r| r.3.per_task.clone()).collect()
     };
     for &arm in &args.arms {
         let rates = arm_rates(arm);
         let m = overall(&rates);
-        let mut line = format!("  {:<18} {m:.3}  (seeds: {})  vs base {}", arm.name(), seed_means(&rates), interval(&diff(&rates, &base_rates)));
+        let mut line = format!("  {:<18} {m:.3}  (seeds: {})  vs base {}", arm.name(), seed_means(&rates), interval(&arl::paired_difference(&rates, &base_rates)));
         if arm != Arm::Recipe && args.arms.contains(&Arm::Recipe) {
-            line += &format!("  vs recipe {}", interval(&diff(&rates, &arm_rates(Arm::Recipe))));
+            line += &format!("  vs recipe {}", interval(&arl::paired_difference(&rates, &arm_rates(Arm::Recipe))));
         }
         println!("{line}");
     }
