@@ -105,9 +105,14 @@ pub fn to_mathml(tex: &str, display: bool) -> Result<String, String> {
 
 /// What pulldown-latex 0.8 writes wrong, put right: a TeX space (`\ `, `~`) comes out as the
 /// escaped entity `&amp;nbsp;`, which a browser shows as the text `&nbsp;` (a no-break
-/// space is meant), and `\mu` as U+00B5 MICRO SIGN, not U+03BC GREEK SMALL LETTER MU.
+/// space is meant), `\mu` as U+00B5 MICRO SIGN, not U+03BC GREEK SMALL LETTER MU, and a bare
+/// `\Vert` as a stretchy fence, which Chromium stretches over the whole row (TeX stretches a
+/// delimiter only after `\left`/`\right`, which pulldown-latex writes without `symmetric`).
 fn mended(mathml: &str) -> String {
-    mathml.replace("&amp;nbsp;", "\u{a0}").replace('\u{b5}', "\u{3bc}")
+    mathml
+        .replace("&amp;nbsp;", "\u{a0}")
+        .replace('\u{b5}', "\u{3bc}")
+        .replace("<mo symmetric=\"true\" stretchy=\"true\">‖</mo>", "<mo stretchy=\"false\">‖</mo>")
 }
 
 /// The line (0-based, within `tex`) where a formula that `to_mathml` rejects goes wrong: the
@@ -346,6 +351,14 @@ mod tests {
         assert!(d.starts_with("<math display=\"block\">"), "{d}");
         assert!(d.contains("<mfrac>") && d.contains("<munderover>") || d.contains("<munder>"), "{d}");
         assert!(d.contains("<msup>"), "{d}");
+    }
+
+    #[test]
+    fn a_bare_norm_bar_does_not_stretch() {
+        let m = to_mathml("\\mathrm{KL}(\\pi_\\theta \\Vert \\pi_{\\text{ref}})", false).unwrap();
+        assert!(m.contains("<mo stretchy=\"false\">‖</mo>"), "{m}");
+        let fenced = to_mathml("\\left\\Vert x^2 \\right\\Vert", false).unwrap();
+        assert!(!fenced.contains("stretchy=\"false\">‖"), "{fenced}");
     }
 
     #[test]

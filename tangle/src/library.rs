@@ -734,20 +734,77 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
 
 /// Words that doc comments write in ASCII because rustdoc shows no math, and the formula the
 /// library page typesets for each (the renderer turns `$...$` into MathML).
-const SUMMARY_MATH: [(&str, &str); 9] = [
+const SUMMARY_MATH: [(&str, &str); 10] = [
     ("pi_theta", "\\pi_\\theta"),
     ("pi_ref", "\\pi_{\\text{ref}}"),
     ("pi_old", "\\pi_{\\text{old}}"),
     ("pi", "\\pi"),
+    ("mu", "\\mu"),
     ("gamma", "\\gamma"),
     ("lambda", "\\lambda"),
     ("delta", "\\delta"),
     ("theta", "\\theta"),
-    ("mu", "\\mu"),
+    ("alpha", "\\alpha"),
 ];
 
-/// `summary` with each whole word of [`SUMMARY_MATH`] outside backticks written as math.
+/// Whole ASCII formulas of the book's doc comments (as the page's table cells hold them: a `|`
+/// already escaped as `\|`) and the Markdown the page shows instead, math in `$...$`. At a
+/// position outside code where a word may start, the longest formula that ends at a word
+/// boundary wins over [`SUMMARY_MATH`]'s words. A test fails when an entry no longer occurs in
+/// the book's summaries, so an edited doc comment cannot leave its formula untypeset unnoticed.
+const SUMMARY_FORMULAS: [(&str, &str); 34] = [
+    ("V^pi", "$V^\\pi$"),
+    ("-A * log pi", "$-A \\log \\pi$"),
+    ("log pi", "$\\log \\pi$"),
+    ("-log pi", "$-\\log \\pi$"),
+    ("1 - Var(target - pred) / Var(target)",
+     "$1 - \\mathrm{Var}(\\text{target} - \\text{pred}) / \\mathrm{Var}(\\text{target})$"),
+    ("<= 0", "$\\le 0$"),
+    ("(r - group mean) [/ group std]", "$(r - \\text{group mean})\\;[/\\;\\text{group std}]$"),
+    ("r_i - mean of the other G-1 rewards", "$r_i$ − the mean of the other $G - 1$ rewards"),
+    ("0.5 * aggregate of max((V - R)^2, (V_clip - R)^2)",
+     "$\\tfrac12$ × the aggregate of $\\max\\left((V - R)^2, (V_{\\text{clip}} - R)^2\\right)$"),
+    ("V_clip within old_values +- clip", "$V_{\\text{clip}}$ within `old_values` ± `clip`"),
+    ("KL(pi_theta \\|\\| pi_ref)", "$\\mathrm{KL}(\\pi_\\theta \\Vert \\pi_{\\text{ref}})$"),
+    ("delta = log pi_theta - log pi_ref", "$\\delta = \\log \\pi_\\theta - \\log \\pi_{\\text{ref}}$"),
+    ("k1 = delta", "$k_1 = \\delta$"),
+    ("k2 = delta^2 / 2", "$k_2 = \\delta^2 / 2$"),
+    ("k3 = exp(-delta) - 1 + delta", "$k_3 = e^{-\\delta} - 1 + \\delta$"),
+    ("k1 = log pi_old - log pi_ref", "$k_1 = \\log \\pi_{\\text{old}} - \\log \\pi_{\\text{ref}}$"),
+    ("pi/mu = exp(logp_trainer - logp_sampler)",
+     "$\\pi / \\mu = \\exp(\\ell_{\\text{trainer}} - \\ell_{\\text{sampler}})$"),
+    ("min(pi/mu, cap)", "$\\min(\\pi / \\mu, \\text{cap})$"),
+    ("pi/mu", "$\\pi / \\mu$"),
+    ("pi_theta/pi_old", "$\\pi_\\theta / \\pi_{\\text{old}}$"),
+    ("pi_old/mu", "$\\pi_{\\text{old}} / \\mu$"),
+    ("w >= 0", "$w \\ge 0$"),
+    ("w * A", "$w A$"),
+    ("count × its longest <= max_tokens", "count × its longest ≤ `max_tokens`"),
+    ("1 - C(n-c, k) / C(n, k)", "$1 - \\binom{n-c}{k} / \\binom{n}{k}$"),
+    ("-log sigmoid(beta * ((chosen - ref_chosen) - (rejected - ref_rejected)))",
+     "$-\\log \\sigma\\left(\\beta \\left((c - c_{\\text{ref}}) - (r - r_{\\text{ref}})\\right)\\right)$ \
+      ($c$, $r$: chosen and rejected)"),
+    ("1 - alpha", "$1 - \\alpha$"),
+    ("(ms_seed + max(ms_task - ms_residual, 0)) / (S N)",
+     "$\\left(m_{\\text{seed}} + \\max(m_{\\text{task}} - m_{\\text{resid}}, 0)\\right) / (S N)$ \
+      ($m$: mean squares)"),
+    (">= 1", "$\\ge 1$"),
+    (">= 0", "$\\ge 0$"),
+    ("len(tasks) * G", "`len(tasks)` × $G$"),
+    ("B * norm", "$B$ × `norm`"),
+    (">= next / batch_size - max_staleness", "≥ `next / batch_size - max_staleness`"),
+    ("min(passed, failed)", "$\\min(\\text{passed}, \\text{failed})$"),
+];
+
+/// `summary` with each formula of [`SUMMARY_FORMULAS`] and each whole word of [`SUMMARY_MATH`]
+/// outside backticks written as math.
 pub fn summary_math(summary: &str) -> String {
+    summary_math_with(summary, &mut |_| {})
+}
+
+/// [`summary_math`], telling `used` the index of each formula it typeset.
+fn summary_math_with(summary: &str, used: &mut dyn FnMut(usize)) -> String {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(summary.len() + 16);
     let (mut in_code, mut word) = (false, String::new());
     let flush = |word: &mut String, out: &mut String| {
@@ -757,8 +814,30 @@ pub fn summary_math(summary: &str) -> String {
         }
         word.clear();
     };
-    for c in summary.chars() {
-        if !in_code && (c.is_ascii_alphanumeric() || c == '_') {
+    let mut rest = summary;
+    while let Some(c) = rest.chars().next() {
+        // a formula starts where a word may (not inside one, nor in code) and ends at a boundary
+        let formula = (!in_code && word.is_empty())
+            .then(|| {
+                (0..SUMMARY_FORMULAS.len())
+                    .filter(|&i| {
+                        let ascii = SUMMARY_FORMULAS[i].0;
+                        rest.starts_with(ascii)
+                            && !(rest[ascii.len()..].starts_with(is_word)
+                                && ascii.ends_with(is_word))
+                    })
+                    .max_by_key(|&i| SUMMARY_FORMULAS[i].0.len())
+            })
+            .flatten();
+        if let Some(i) = formula {
+            let (ascii, markdown) = SUMMARY_FORMULAS[i];
+            out.push_str(markdown);
+            used(i);
+            rest = &rest[ascii.len()..];
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
+        if !in_code && is_word(c) {
             word.push(c);
             continue;
         }
@@ -1054,5 +1133,50 @@ mod tests {
             summary_math("KL(pi_theta \\| pi_ref), discount gamma; `pi_old` stays; pilot pi."),
             "KL($\\pi_\\theta$ \\| $\\pi_{\\text{ref}}$), discount $\\gamma$; `pi_old` stays; pilot $\\pi$."
         );
+        // a whole formula wins over its words; it must end at a word boundary
+        assert_eq!(summary_math("ratio pi/mu, or log pi_theta"), "ratio $\\pi / \\mu$, or log $\\pi_\\theta$");
+        assert_eq!(summary_math("maximize log pi of `log pi`"), "maximize $\\log \\pi$ of `log pi`");
+    }
+
+    /// The book's own summaries: every formula of the table still occurs (an edited doc comment
+    /// must take its entry along), and no summary keeps ASCII math outside code.
+    #[test]
+    fn the_books_summaries_show_no_ascii_math() {
+        let book = Book::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../book")).unwrap();
+        let mut used = vec![false; SUMMARY_FORMULAS.len()];
+        let ascii_math = regex_lite_free_marks();
+        let mut leftovers = vec![];
+        for ci in collect(&book, book.chapters.len()).unwrap() {
+            for item in ci.items.iter().filter(|i| i.signature.is_some()) {
+                let escaped = item.summary.replace('|', "\\|").replace('$', "\\$");
+                let shown = summary_math_with(&escaped, &mut |i| used[i] = true);
+                // what a reader sees as text: outside `code` and $math$
+                let text: String = shown
+                    .split('`')
+                    .step_by(2)
+                    .flat_map(|part| part.split('$').step_by(2))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                // and a function name left as text before its typeset argument
+                let before_math = ["log $", "exp $", "-log", "sqrt $"];
+                if let Some(mark) = ascii_math.iter().find(|m| text.contains(*m)).or_else(|| {
+                    before_math.iter().find(|m| shown.contains(*m))
+                }) {
+                    leftovers.push(format!("{:?}: {mark:?} in {shown:?}", item.name));
+                }
+            }
+        }
+        let unused: Vec<&str> =
+            SUMMARY_FORMULAS.iter().zip(&used).filter(|(_, u)| !**u).map(|(f, _)| f.0).collect();
+        assert!(unused.is_empty(), "formulas no summary holds any more: {unused:?}");
+        assert!(leftovers.is_empty(), "ASCII math in library summaries:\n{}", leftovers.join("\n"));
+    }
+
+    /// Marks of a formula written in ASCII: a power, a product, a function applied, a Greek name.
+    fn regex_lite_free_marks() -> Vec<&'static str> {
+        vec![
+            "^", " * ", "exp(", "log pi", "log sig", "sigmoid(", "Var(", "min(", "max((", "<=", ">=", "+-",
+            "pi_", "pi/", "/pi", " beta", "alpha", "delta", "sqrt", "C(n",
+        ]
     }
 }
