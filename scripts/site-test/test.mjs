@@ -74,6 +74,14 @@ const context = await chromium.launchPersistentContext(profile, {
   viewport: { width: 1280, height: 900 },
   deviceScaleFactor: 1,
 });
+// One test, in every page, of whether a box scrolls sideways where it is too wide: overflow-x
+// auto or scroll, with a scrollbar a reader can see (scrollbar-width none hides it).
+await context.addInitScript(() => {
+  window.arlScrolls = (box) => {
+    const style = getComputedStyle(box);
+    return ["auto", "scroll"].includes(style.overflowX) && style.scrollbarWidth !== "none";
+  };
+});
 const requests = [];
 context.on("request", (r) => requests.push(r.url()));
 await context.route("**/*", (route) =>
@@ -230,7 +238,7 @@ try {
       const wide = boxes.filter((b) => b.scrollWidth > b.clientWidth + 1);
       // Code must fit; an Output line or a table may run on only where it scrolls with a
       // scrollbar (headless Chromium hides scrollbars, so the stylesheet's promise is checked).
-      const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX) && getComputedStyle(b).scrollbarWidth !== "none";
+      const scrolls = window.arlScrolls;
       const cut = wide.filter((b) => b.matches("code.language-rust") || !scrolls(b));
       // Display math wider than the column must scroll too.
       // (its scroller is the span around it, which Firefox needs: it does not scroll <math>)
@@ -303,7 +311,7 @@ try {
     const { page: small } = await open(name, 390);
     const phone = await small.evaluate(() => {
       const boxes = [...document.querySelectorAll("main pre > code, main table")].filter((b) => b.scrollWidth > b.clientWidth + 1);
-      const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX) && getComputedStyle(b).scrollbarWidth !== "none";
+      const scrolls = window.arlScrolls;
       // the page itself must not scroll sideways: only its boxes may
       return { cut: boxes.filter((b) => !scrolls(b)).length, page: document.documentElement.scrollWidth - window.innerWidth };
     });
@@ -318,7 +326,7 @@ try {
     for (const width of [1280, 390]) {
       const { page: ref } = await open(name, width);
       const r = await ref.evaluate(() => {
-        const scrolls = (b) => ["auto", "scroll"].includes(getComputedStyle(b).overflowX);
+        const scrolls = window.arlScrolls;
         const boxes = [...document.querySelectorAll("main table, main pre > code")];
         const wide = boxes.filter((b) => b.scrollWidth > b.clientWidth + 1);
         return { tables: boxes.length, cut: wide.filter((b) => !scrolls(b)).length,

@@ -54,11 +54,14 @@ const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
     ("ch06-reinforce.svg", reinforce_curves),
     ("ch07-gradient-noise.svg", gradient_noise),
     ("ch08-clipped-objective.svg", clipped_objective),
+    ("ch08-epoch-drift.svg", ppo_epoch_drift),
     ("ch08-ppo-vs-reinforce.svg", ppo_vs_reinforce),
+    ("ch09-grpo-run.svg", grpo_run),
     ("ch09-grpo-family.svg", grpo_family_curves),
     ("ch10-entropy.svg", regularizer_entropy),
     ("ch10-kl.svg", regularizer_kl),
     ("ch11-reward-hacking.svg", reward_hacking),
+    ("ch12-step-penalty.svg", step_penalty_collapse),
     ("ch12-context.svg", context_needed),
     ("ch13-pipeline.svg", pipeline_tradeoff),
     ("ch18-dashboard.svg", debugging_dashboard),
@@ -1114,6 +1117,262 @@ fn capstone_curves(path: &Path) -> Result<()> {
                 chart.draw_series(LineSeries::new(windows(r, key), style))?.label(label).legend(legend_line(style));
             }
             draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Each of `lines` must appear in the chapter `file` (under book/src/) as printed: a figure
+/// that re-runs a chapter's code draws that chapter's run only if its numbers are the ones the
+/// chapter prints (and the checker checks), so a drift fails here instead of drawing silently.
+fn printed_in_chapter(file: &str, lines: &[String]) -> Result<()> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../book/src").join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match lines.iter().find(|line| !text.contains(line.as_str())) {
+        Some(line) => Err(format!("{file} does not print {line:?}: the figure's run is not the chapter's").into()),
+        None => Ok(()),
+    }
+}
+
+/// Chapter 8 §8.4: eight epochs of `ppo_update` on §8.3's batch, with the default clip and
+/// with none: the approximate KL to pi_old and the largest ratio seen at each epoch's start.
+fn ppo_epoch_drift(path: &Path) -> Result<()> {
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    let (train, tok) = book_gym();
+    let base = arl::make_base_agent(&tok, &train, arl::BaseAgentOptions::default());
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let opts = arl::RolloutOptions::default();
+    let trajs = arl::sample_random_tasks(&base, &train, &tok, 32, opts, &mut rng);
+    let batch = arl::collate(&trajs, arl::PAD_ID);
+    let adv = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
+    let epoch_stats = |policy: arl::PpoOptions| {
+        let model = base.clone();
+        let mut opt = arl::FlatAdam::new(&model.vs, 1e-3);
+        let opts = arl::PpoUpdateOptions { policy, epochs: 8, ..Default::default() };
+        arl::ppo_update(&model, &mut opt, &batch, &adv, opts, &mut ChaCha8Rng::seed_from_u64(0))
+    };
+    let no_clip = arl::PpoOptions { clip_low: 1e9, clip_high: 1e9, ..Default::default() };
+    let (clipped, unclipped) = (epoch_stats(Default::default()), epoch_stats(no_clip));
+    // the rows §8.4 prints, formatted as it formats them
+    let rows: Vec<String> = clipped
+        .iter()
+        .zip(&unclipped)
+        .enumerate()
+        .map(|(e, (c, u))| {
+            format!(
+                "{:>5} | {:>18.3} {:>10.5} {:>10.3} | {:>18.5} {:>10.3}",
+                e + 1, c.clip_fraction, c.approx_kl, c.ratio_max, u.approx_kl, u.ratio_max
+            )
+        })
+        .collect();
+    printed_in_chapter("08-ppo.md", &rows)?;
+    let (green, purple) = (RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x75, 0x70, 0xb3));
+    let root = canvas(path)?;
+    let areas = root.split_evenly((1, 2));
+    let panels: [(&str, f64, fn(&arl::PpoStats) -> f64); 2] = [
+        ("(a) approx. KL to π_old", 0.16, |s| s.approx_kl),
+        ("(b) largest ratio π_θ / π_old", 2.6, |s| s.ratio_max),
+    ];
+    for (i, ((title, top, value), area)) in panels.into_iter().zip(areas.iter()).enumerate() {
+        let bottom = if i == 0 { 0.0 } else { 0.9 };
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .caption(title, (FONT, CAPTION))
+            .x_label_area_size(52)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.5f64..8.5f64, bottom..top)?;
+        chart
+            .configure_mesh()
+            .x_labels(8)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| if i == 0 { format!("{y:.2}") } else { format!("{y:.1}") })
+            .x_desc("epoch (measured before its step)")
+            .label_style((FONT, TICK))
+            .axis_desc_style((FONT, AXIS))
+            .light_line_style(BLACK.mix(0.06))
+            .draw()?;
+        if i == 1 {
+            // the clip's upper edge, 1 + ε
+            let edge = [(0.5, 1.2), (8.5, 1.2)];
+            chart
+                .draw_series(DashedLineSeries::new(edge, 8, 5, BLACK.mix(0.5).stroke_width(2)))?
+                .label("1 + ε = 1.2")
+                .legend(legend_dashed(BLACK.mix(0.5).stroke_width(2)));
+        }
+        for (stats, label, color) in [(&clipped, "clip ε = 0.2", green), (&unclipped, "no clip", purple)] {
+            let points: Vec<(f64, f64)> = stats.iter().enumerate().map(|(e, s)| ((e + 1) as f64, value(s))).collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(3)))?
+                .label(label)
+                .legend(legend_line(color.stroke_width(3)));
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 9 §9.4: the chapter's 35-step GRPO run, step by step: the pass rate of each step's
+/// 128 sampled episodes, the 50-task held-out probe every 10 steps (Wilson 95% bars), and the
+/// final evaluation on 200 held-out tasks beside the base agent's, over the read-then-random
+/// floor (task-bootstrap 95% bars, the chapter's own intervals).
+fn grpo_run(path: &Path) -> Result<()> {
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let heldout = arl::make_tasks(arl::Split::Heldout, 0);
+    let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
+    let cfg = arl::RLConfig::default();
+    let base = arl::make_rl_base(&tok, &train, 0);
+    let eval = |model: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
+        let (cfg, mut rng) = arl::EvalOptions { n_samples: n, seed, ..Default::default() }.prepare(&cfg);
+        let trajs = arl::sample_groups(model, &arl::make_env, tasks, &tok, &cfg, &mut rng);
+        arl::per_task_pass_rates(&trajs, n)
+    };
+    let (base_train, base_heldout) = (eval(&base, &train[..100], 2, 11), eval(&base, &heldout, 2, 12));
+    let model = base.clone();
+    let run_cfg = arl::RLConfig { lr: 3e-3, ..cfg.clone() };
+    let opts = arl::TrainOptions { eval_tasks: Some(&heldout[..50]), eval_every: 10, ..Default::default() };
+    let history = arl::train_rl(&model, &train, &tok, &run_cfg, 35, opts);
+    let trained_train = eval(&model, &train[..100], 2, 11);
+    let trained_heldout = eval(&model, &heldout, 2, 12);
+    let floor = arl::task_pass_rates(&heldout, 2, &arl::BugFixEnvOptions::default(), &mut |_, seed| {
+        arl::read_then_random(seed)
+    });
+    // the chapter's intervals, drawn in the chapter's order from its generator
+    let mut boot = ChaCha8Rng::seed_from_u64(7);
+    let mut ci = |rates: &[f64]| arl::bootstrap_ci(&[rates.to_vec()], &mut boot);
+    let floor_ci = ci(&floor);
+    let (_, base_ci) = (ci(&base_train), ci(&base_heldout));
+    let (_, grpo_ci) = (ci(&trained_train), ci(&trained_heldout));
+    let probes: Vec<(usize, f64)> =
+        history.iter().filter_map(|r| r.eval.map(|e| (r.step + 1, e.pass_rate))).collect();
+    printed_in_chapter(
+        "09-grpo.md",
+        &[
+            format!("read-then-random floor                                  {}", arl::format_ci(floor_ci, false)),
+            format!("    {}\nGRPO ", arl::format_ci(base_ci, false)),
+            format!("    {}\nheld-out gain", arl::format_ci(grpo_ci, false)),
+            format!("  35         {:.3}", history[34].sampled.pass_rate),
+            format!("  {:.3}\n", probes.last().ok_or("no probe")?.1),
+        ],
+    )?;
+    let (grey, blue, black, red) =
+        (RGBColor(0x88, 0x88, 0x88), RGBColor(0x1f, 0x77, 0xb4), BLACK, RGBColor(0xd9, 0x5f, 0x02));
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, -1.5f64..37.5f64, 0f64..0.8f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("GRPO step (16 tasks × 8 episodes)")
+        .y_desc("pass rate")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
+        .draw()?;
+    let floor_line = [(-1.5, floor_ci.0), (37.5, floor_ci.0)];
+    chart
+        .draw_series(DashedLineSeries::new(floor_line, 8, 5, black.mix(0.6).stroke_width(2)))?
+        .label("read-then-random floor, held-out")
+        .legend(legend_dashed(black.mix(0.6).stroke_width(2)));
+    let sampled = history.iter().map(|r| ((r.step + 1) as f64, r.sampled.pass_rate));
+    chart
+        .draw_series(LineSeries::new(sampled, grey.stroke_width(2)))?
+        .label("each step's 128 sampled episodes (train)")
+        .legend(legend_line(grey.stroke_width(2)));
+    let bar = |x: f64, (low, high): (f64, f64), color: RGBColor| {
+        PathElement::new(vec![(x, low), (x, high)], color.stroke_width(2))
+    };
+    chart.draw_series(probes.iter().map(|&(step, p)| bar(step as f64, arl::wilson_interval((p * 50.0).round() as usize, 50, 1.96), blue)))?;
+    chart
+        .draw_series(probes.iter().map(|&(step, p)| Circle::new((step as f64, p), 5, blue.filled())))?
+        .label("held-out probe, 50 tasks (Wilson 95%)")
+        .legend(|(x, y)| Circle::new((x + 11, y), 5, blue.filled()));
+    for (x, (mean, low, high), color, label) in
+        [(0.0, base_ci, black, "base agent"), (36.5, grpo_ci, red, "after 35 steps")]
+    {
+        chart.draw_series(std::iter::once(bar(x, (low, high), color)))?;
+        chart
+            .draw_series(std::iter::once(TriangleMarker::new((x, mean), 7, color.filled())))?
+            .label(format!("{label}, 200 held-out tasks (bootstrap 95%)"))
+            .legend(move |(x, y)| TriangleMarker::new((x + 11, y), 7, color.filled()));
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 12 §12.1: the two 6-step runs from the RL base agent, without a step penalty and
+/// with p = 0.1: the sampled pass rate and the calls per episode at every step.
+fn step_penalty_collapse(path: &Path) -> Result<()> {
+    use std::sync::Arc;
+    let train = arl::make_tasks(arl::Split::Train, 0);
+    let heldout = arl::make_tasks(arl::Split::Heldout, 0);
+    let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
+    let base = arl::make_rl_base(&tok, &train, 0);
+    let cfg = arl::RLConfig::default();
+    let penalized = |p: f64| -> arl::RewardFn {
+        Arc::new(move |info: &arl::EpisodeInfo| arl::hidden_reward(info) - p * info.turns as f64)
+    };
+    let runs: Vec<(f64, Vec<arl::StepRecord>)> = [0.0, 0.1]
+        .into_iter()
+        .map(|p| {
+            let model = base.clone();
+            let run_cfg = arl::RLConfig { reward: penalized(p), tasks_per_step: 8, ..cfg.clone() };
+            (p, arl::train_rl(&model, &train, &tok, &run_cfg, 6, Default::default()))
+        })
+        .collect();
+    // §12.1 prints every second step, formatted so
+    let rows: Vec<String> = runs
+        .iter()
+        .flat_map(|(p, history)| {
+            history.iter().filter(|r| r.step % 2 == 1).map(move |r| {
+                let s = &r.sampled;
+                format!("{p:>7.2}  {:>4}  {:>12.3}  {:>5.2}  {:>4.1}  {:>4}", r.step + 1, s.pass_rate, s.turns, s.length, r.kept)
+            })
+        })
+        .collect();
+    printed_in_chapter("12-multi-turn.md", &rows)?;
+    let colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02)];
+    let root = canvas(path)?;
+    let areas = root.split_evenly((1, 2));
+    let panels: [(&str, f64, fn(&arl::StepRecord) -> f64); 2] = [
+        ("(a) sampled pass rate", 0.5, |r| r.sampled.pass_rate),
+        ("(b) calls per episode", 5.0, |r| r.sampled.turns),
+    ];
+    for (i, ((title, top, value), area)) in panels.into_iter().zip(areas.iter()).enumerate() {
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .caption(title, (FONT, CAPTION))
+            .x_label_area_size(52)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.5f64..6.5f64, 0f64..top)?;
+        chart
+            .configure_mesh()
+            .x_labels(6)
+            .y_labels(6)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| if i == 0 { format!("{y:.1}") } else { format!("{y:.0}") })
+            .x_desc("GRPO step (8 tasks × 8 episodes)")
+            .label_style((FONT, TICK))
+            .axis_desc_style((FONT, AXIS))
+            .light_line_style(BLACK.mix(0.06))
+            .draw()?;
+        for ((p, history), color) in runs.iter().zip(colors) {
+            let points: Vec<(f64, f64)> = history.iter().map(|r| ((r.step + 1) as f64, value(r))).collect();
+            let label = if *p == 0.0 { "no penalty".to_string() } else { format!("step penalty p = {p}") };
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(3)))?
+                .label(label)
+                .legend(legend_line(color.stroke_width(3)));
+            chart.draw_series(points.iter().map(|&pt| Circle::new(pt, 4, color.filled())))?;
+        }
+        if i == 0 {
+            draw_legend(&mut chart, SeriesLabelPosition::UpperRight, LEGEND)?; // one for both panels
         }
     }
     root.present()?;
