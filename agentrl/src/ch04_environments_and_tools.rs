@@ -1387,7 +1387,7 @@ pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 37
 /// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
 /// builds the policy of one episode from the task and an episode counter.
 pub fn task_pass_rates(
@@ -1410,12 +1410,12 @@ pub fn task_pass_rates(
     tasks.iter().map(rate).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// A rejected action; its Display is the observation the agent gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GymError { MalformedCall, UnknownTool, UnknownOp, EditNeedsOp, NoArgument, EpisodeOver }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -1423,7 +1423,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1439,21 +1439,21 @@ impl fmt::Display for GymError {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// The observation after `submit`.
 pub const SUBMITTED: &str = "submitted";
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// The line added to the last observation when the turn budget runs out.
 pub const OUT_OF_TURNS: &str = "out of turns";
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 38
 /// The observation after an edit: `edited swap_minmax`, or `edited fix_init : no change`.
 pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 39
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -1473,7 +1473,7 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 39
+// generated from book/src/04-environments-and-tools.md, saved block 40
 /// A generated function in pieces: name and parameters, then per block (buggy lines, correct
 /// lines, variable), and the signs that combine the variables in the return line.
 pub struct Draft {
@@ -1482,7 +1482,7 @@ pub struct Draft {
     pub signs: Vec<&'static str>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 39
+// generated from book/src/04-environments-and-tools.md, saved block 40
 impl Draft {
     /// The buggy or the correct source.
     pub fn source(&self, buggy: bool) -> String {
@@ -1501,7 +1501,7 @@ impl Draft {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 40
+// generated from book/src/04-environments-and-tools.md, saved block 41
 /// Generated task `id` with `bugs` (2..=4) bugs of distinct families, listed in its `bugs`;
 /// its `family` is the first of them. None when the draw is rejected.
 pub fn generate_multi_task(
@@ -1554,7 +1554,7 @@ pub fn generate_multi_task(
     Some(Task { id, template: templates[0], ..task })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 41
+// generated from book/src/04-environments-and-tools.md, saved block 42
 /// The checks and tests of a multi-bug draft -> its task (id and template 0), or None.
 pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng) -> Option<Task> {
     let (buggy, fixed) = (draft.source(true), draft.source(false));
@@ -1580,7 +1580,7 @@ pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 41
+// generated from book/src/04-environments-and-tools.md, saved block 42
 /// The first `n` accepted tasks with `bugs` bugs.
 pub fn generate_multi_tasks(
     split: Split,
@@ -1592,7 +1592,7 @@ pub fn generate_multi_tasks(
     (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 42
+// generated from book/src/04-environments-and-tools.md, saved block 43
 /// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
 pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
     let mut props = serde_json::Map::new();
@@ -1606,7 +1606,7 @@ pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 43
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1616,7 +1616,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 43
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1628,7 +1628,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 43
+// generated from book/src/04-environments-and-tools.md, saved block 44
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -1654,7 +1654,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 44
+// generated from book/src/04-environments-and-tools.md, saved block 45
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];
@@ -1692,7 +1692,7 @@ pub fn add_zero_guard(source: &str) -> String {
     out.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 46
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -1700,17 +1700,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 46
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 46
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/04-environments-and-tools.md, saved block 45
+// generated from book/src/04-environments-and-tools.md, saved block 46
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -1722,7 +1722,7 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1730,7 +1730,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// Parse `train` or `heldout`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -1739,7 +1739,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1747,7 +1747,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -1756,7 +1756,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1764,7 +1764,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/04-environments-and-tools.md, saved block 47
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
@@ -1773,7 +1773,7 @@ impl FromStr for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/04-environments-and-tools.md, saved block 48
 /// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = [

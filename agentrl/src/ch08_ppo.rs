@@ -159,7 +159,7 @@ pub fn take_rows(batch: &Batch, rows: &Tensor) -> Batch {
     }
 }
 
-// generated from book/src/08-ppo.md, saved block 4
+// generated from book/src/08-ppo.md, saved block 5
 /// PPO on one batch with fixed advantages [B] or [B, T-1]: pi_old scored once by the trainer,
 /// then `epochs` passes of shuffled clipped steps -> each step's statistics, before its step.
 pub fn ppo_update(
@@ -194,7 +194,7 @@ pub fn ppo_update(
     stats
 }
 
-// generated from book/src/08-ppo.md, saved block 5
+// generated from book/src/08-ppo.md, saved block 6
 /// Options of `value_loss`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValueLossOptions {
@@ -205,7 +205,7 @@ pub struct ValueLossOptions {
     pub mode: LossMode,
 }
 
-// generated from book/src/08-ppo.md, saved block 5
+// generated from book/src/08-ppo.md, saved block 6
 /// Defaults: verl's critic, clip 0.5 and token mean.
 impl Default for ValueLossOptions {
     fn default() -> Self {
@@ -213,7 +213,7 @@ impl Default for ValueLossOptions {
     }
 }
 
-// generated from book/src/08-ppo.md, saved block 5
+// generated from book/src/08-ppo.md, saved block 6
 /// Clipped value regression on policy tokens: values, old_values, returns, mask [B, T] ->
 /// (0.5 * aggregate of max((V - R)^2, (V_clip - R)^2), share of policy tokens where the clipped
 /// error is the larger, i.e. whose gradient the clip removed), V_clip within old_values +- clip.
@@ -242,7 +242,7 @@ pub fn value_loss(
     (aggregate_loss(&per_token, mask, opts.mode) * 0.5, clip_fraction)
 }
 
-// generated from book/src/08-ppo.md, saved block 6
+// generated from book/src/08-ppo.md, saved block 7
 /// Options of `actor_critic_update`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ActorCriticOptions {
@@ -253,7 +253,7 @@ pub struct ActorCriticOptions {
     pub entropy_coef: f64,
 }
 
-// generated from book/src/08-ppo.md, saved block 6
+// generated from book/src/08-ppo.md, saved block 7
 /// Defaults: `ppo_update`'s and `value_loss`'s, GAE with gamma 1 and lambda 1, no entropy bonus.
 impl Default for ActorCriticOptions {
     fn default() -> Self {
@@ -263,7 +263,7 @@ impl Default for ActorCriticOptions {
     }
 }
 
-// generated from book/src/08-ppo.md, saved block 6
+// generated from book/src/08-ppo.md, saved block 7
 /// Means over the optimizer steps of one `actor_critic_update`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ActorCriticStats {
@@ -277,7 +277,7 @@ pub struct ActorCriticStats {
     pub explained_variance: f64,
 }
 
-// generated from book/src/08-ppo.md, saved block 7
+// generated from book/src/08-ppo.md, saved block 8
 /// One PPO update of `policy` and its `critic` on a batch with one outcome reward per episode:
 /// values and GAE once, then epochs of shuffled minibatches, each a clipped policy step (minus
 /// the entropy bonus) and a clipped value step -> mean statistics.

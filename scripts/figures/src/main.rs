@@ -49,6 +49,7 @@ fn main() -> Result<()> {
 
 /// Every figure: file name in `book/src/figures/` and the function that draws it.
 const FIGURES: &[(&str, fn(&Path) -> Result<()>)] = &[
+    ("ch01-public-vs-hidden.svg", public_vs_hidden),
     ("ch02-value-iteration.svg", value_iteration_convergence),
     ("ch03-sampling.svg", sampling_distributions),
     ("ch06-reinforce.svg", reinforce_curves),
@@ -1375,6 +1376,89 @@ fn step_penalty_collapse(path: &Path) -> Result<()> {
             draw_legend(&mut chart, SeriesLabelPosition::UpperRight, LEGEND)?; // one for both panels
         }
     }
+    root.present()?;
+    Ok(())
+}
+
+/// Chapter 1 §1.4: exact gradient ascent on J(θ) = Σ_k softmax(θ)_k r_k over the six candidate
+/// edits, with the hidden-test reward and with the public-test one: J and the solve rate
+/// under the hidden tests at every step. The rewards are the r_public and r_hidden columns
+/// the chapter prints, and the ascent is the chapter's `ascend` (40 steps at rate 2).
+fn public_vs_hidden(path: &Path) -> Result<()> {
+    use tch::Tensor;
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../book/src/01-introduction.md");
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    // the rows under the header `edit ... r_public  r_hidden`: the last two numbers of each
+    let rows: Vec<(f32, f32)> = text
+        .lines()
+        .skip_while(|l| !(l.starts_with("edit ") && l.ends_with("r_public  r_hidden")))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("loop forever,"))
+        .map(|l| {
+            let n: Vec<f32> = l.split_whitespace().rev().take(2).filter_map(|x| x.parse().ok()).collect();
+            (n[1], n[0])
+        })
+        .collect();
+    if rows.len() != 6 {
+        return Err(format!("01-introduction.md: found {} candidate rows, not 6", rows.len()).into());
+    }
+    let r_public: Vec<f32> = rows.iter().map(|r| r.0).collect();
+    let r_hidden: Vec<f32> = rows.iter().map(|r| r.1).collect();
+    let rh = Tensor::from_slice(&r_hidden);
+    // the chapter's `ascend`, keeping (J, solved) at every step
+    let ascend = |reward: &[f32]| -> Vec<(f64, f64)> {
+        let r = Tensor::from_slice(reward); // [K]
+        let mut theta = Tensor::zeros([6], (Kind::Float, tch::Device::Cpu)).set_requires_grad(true);
+        let mut curve = vec![];
+        for step in 0..=40 {
+            let pi = theta.softmax(-1, Kind::Float); // [K]
+            let j = (&pi * &r).sum(Kind::Float);
+            curve.push((j.double_value(&[]), (&pi * &rh).sum(Kind::Float).double_value(&[])));
+            if step == 40 {
+                break;
+            }
+            let grad = Tensor::run_backward(&[&j], &[&theta], false, false).pop().unwrap();
+            tch::no_grad(|| theta += grad * 2.0);
+        }
+        curve
+    };
+    let (hidden, public) = (ascend(&r_hidden), ascend(&r_public));
+    let printed: Vec<String> = [&hidden, &public]
+        .iter()
+        .flat_map(|c| c.iter().enumerate().step_by(10))
+        .map(|(step, (j, s))| format!("  step {step:>2}: J = {j:.3}  solved (hidden tests) = {s:.3}"))
+        .collect();
+    printed_in_chapter("01-introduction.md", &printed)?;
+    let (green, orange) = (RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02));
+    let root = canvas(path)?;
+    let mut chart = chart_on(&root, 60, 0f64..40f64, 0.3f64..1.0f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("gradient-ascent step")
+        .y_desc("J, or the hidden-test solve rate")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(BLACK.mix(0.06))
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
+        .draw()?;
+    let series = |c: &[(f64, f64)], pick: fn(&(f64, f64)) -> f64| -> Vec<(f64, f64)> {
+        c.iter().enumerate().map(|(k, p)| (k as f64, pick(p))).collect()
+    };
+    let style = |color: RGBColor| color.stroke_width(3);
+    chart
+        .draw_series(LineSeries::new(series(&hidden, |p| p.0), style(green)))?
+        .label("hidden-test reward: J = solve rate")
+        .legend(legend_line(style(green)));
+    chart
+        .draw_series(LineSeries::new(series(&public, |p| p.0), style(orange)))?
+        .label("public-test reward: J")
+        .legend(legend_line(style(orange)));
+    chart
+        .draw_series(DashedLineSeries::new(series(&public, |p| p.1), 8, 5, style(orange)))?
+        .label("public-test reward: hidden-test solve rate")
+        .legend(legend_dashed(style(orange)));
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
     root.present()?;
     Ok(())
 }
