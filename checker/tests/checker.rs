@@ -954,7 +954,9 @@ fn an_edit_that_makes_a_lab_stale_is_named_and_a_doc_edit_is_not() {
     tangle_into(root);
     std::fs::create_dir_all(root.join("labs/src/bin")).unwrap();
     std::fs::write(root.join("labs/src/lib.rs"), "").unwrap();
-    std::fs::write(root.join("labs/src/bin/demo.rs"), "//! Uses chapters up to 01.\nfn main() {}\n").unwrap();
+    // the lab calls `add`: only what a lab reaches counts in its hash
+    let lab = "//! Uses chapters up to 01.\nfn main() {\n    agentrl::add(1, 2);\n}\n";
+    std::fs::write(root.join("labs/src/bin/demo.rs"), lab).unwrap();
     let hash = tangle::labs::code_hash(root, "demo").unwrap();
     std::fs::create_dir_all(root.join("labs/results")).unwrap();
     let results = format!(

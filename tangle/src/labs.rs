@@ -29,6 +29,16 @@
 //! cannot change what a lab computes, so it leaves the results current. A file that does not
 //! lex as Rust is hashed as it is.
 //!
+//! Of an `agentrl` module, the text is that of the items the lab can reach (in file order):
+//! every item but `use` declarations, except that a function, constant, static or
+//! `macro_rules!` counts only if its name occurs in the lab, in the labs library, or in an
+//! item that counts (to a fixed point). Types, traits and `impl` blocks always count, since a
+//! method call or trait dispatch reaches code without naming it; a free item can only be
+//! reached by its name, which is unique in the crate (tangle rejects a name saved twice). So
+//! adding a helper to a chapter, or editing one no lab calls, leaves every lab current, and
+//! editing a function a lab reaches through any chain of calls makes it stale. A module that
+//! does not parse counts whole; a lab or labs library that does not lex makes every item count.
+//!
 //! Two rules keep the hash honest, checked by `tangle --check`: a lab that declares its last
 //! chapter names nothing (`arl::X`) from a later one ([`undeclared_uses`]), and the labs crate
 //! has no Rust file outside `lib.rs` and `bin/` ([`unhashed_lab_files`]).
@@ -199,14 +209,117 @@ pub fn code_hash_with(root: &Path, lab: &str, sources: Sources) -> std::io::Resu
             format!("`{lab}` is not a lab name (lower-case letters, digits, `_`, `-`)"),
         ));
     }
+    let paths = hash_paths(root, lab, sources)?;
+    let mut inputs = Vec::with_capacity(paths.len());
+    for rel in &paths {
+        inputs.push((rel.as_str(), hash_input(root, rel, sources)?));
+    }
+    let texts = reachable_texts(&inputs);
     let mut h = Sha256::new();
-    for rel in hash_paths(root, lab, sources)? {
-        let text = normalized(&hash_input(root, &rel, sources)?);
+    for (rel, text) in paths.iter().zip(texts) {
         h.update(rel.as_bytes());
         h.update(format!("\n{}\n", text.len()).as_bytes());
         h.update(&text);
     }
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What an `agentrl` module contributes to a hash: every item but `use` declarations, and of
+/// the items that can only be reached by their name (functions, constants, statics,
+/// `macro_rules!`), only those whose name occurs in the lab, the labs library or another
+/// contributed item. Types, traits and `impl` blocks always count (method calls and trait
+/// dispatch do not name what they reach), so an item that nothing contributed names cannot be
+/// called by the lab, and adding or editing one leaves its results current. The labs' own
+/// files (the last two of `inputs`) and any file that does not parse count whole.
+fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
+    use quote::ToTokens;
+    let parsed: Vec<Option<syn::File>> = inputs
+        .iter()
+        .map(|(rel, bytes)| {
+            let module = rel.starts_with("agentrl/src/");
+            let text = std::str::from_utf8(bytes).ok().filter(|_| module)?;
+            syn::parse_file(text).ok()
+        })
+        .collect();
+    let by_name = |item: &syn::Item| -> Option<String> {
+        match item {
+            syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
+            syn::Item::Const(c) => Some(c.ident.to_string()),
+            syn::Item::Static(s) => Some(s.ident.to_string()),
+            syn::Item::Macro(m) => m.ident.as_ref().map(|i| i.to_string()),
+            _ => None,
+        }
+    };
+    // names used by what counts whatever it names: whole files, and every kept item
+    let mut names = std::collections::HashSet::new();
+    let mut unread = false; // a file whose names cannot be read: then every item counts
+    for ((_, bytes), file) in inputs.iter().zip(&parsed) {
+        match file {
+            None => match lex(bytes) {
+                Some(tokens) => collect_idents(&tokens, &mut names),
+                None => unread = true,
+            },
+            Some(file) => {
+                let always = file.items.iter().filter(|i| by_name(i).is_none());
+                always.for_each(|i| collect_idents(&i.to_token_stream(), &mut names));
+            }
+        }
+    }
+    // the named items those names reach, and the names in them, until nothing new is reached
+    let mut reached = std::collections::HashSet::new();
+    loop {
+        let before = reached.len();
+        for (f, file) in parsed.iter().enumerate() {
+            for (k, item) in file.iter().flat_map(|file| file.items.iter().enumerate()) {
+                let named = by_name(item).is_some_and(|n| unread || names.contains(&n));
+                if named && reached.insert((f, k)) {
+                    collect_idents(&item.to_token_stream(), &mut names);
+                }
+            }
+        }
+        if reached.len() == before {
+            break;
+        }
+    }
+    let mut texts = Vec::with_capacity(inputs.len());
+    for (f, ((_, bytes), file)) in inputs.iter().zip(&parsed).enumerate() {
+        let Some(file) = file else {
+            texts.push(normalized(bytes));
+            continue;
+        };
+        let mut kept = proc_macro2::TokenStream::new();
+        file.attrs.iter().for_each(|a| a.to_tokens(&mut kept));
+        for (k, item) in file.items.iter().enumerate() {
+            let counts = match item {
+                syn::Item::Use(_) => false,
+                _ => by_name(item).is_none() || reached.contains(&(f, k)),
+            };
+            if counts {
+                item.to_tokens(&mut kept);
+            }
+        }
+        texts.push(without_doc_attributes(kept).to_string().into_bytes());
+    }
+    texts
+}
+
+/// The tokens of `bytes`, if they are UTF-8 Rust tokens.
+fn lex(bytes: &[u8]) -> Option<proc_macro2::TokenStream> {
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
+/// Every identifier in `tokens`, at any depth (macro arguments included), into `names`.
+fn collect_idents(tokens: &proc_macro2::TokenStream, names: &mut std::collections::HashSet<String>) {
+    for tree in tokens.clone() {
+        match tree {
+            proc_macro2::TokenTree::Ident(i) => {
+                let name = i.to_string();
+                names.insert(name.strip_prefix("r#").map(str::to_string).unwrap_or(name));
+            }
+            proc_macro2::TokenTree::Group(g) => collect_idents(&g.stream(), names),
+            _ => {}
+        }
+    }
 }
 
 /// The results files `ROOT/labs/results/*.json`, sorted by name (none if the folder is absent).
@@ -407,7 +520,7 @@ mod tests {
             ("agentrl/src/ch01.rs", "pub fn one() -> i64 { 1 }\n"),
             ("agentrl/src/notes.txt", "not code\n"),
             ("labs/src/lib.rs", "// the labs library\n"),
-            ("labs/src/bin/demo.rs", "fn main() {}\n"),
+            ("labs/src/bin/demo.rs", "fn main() {\n    agentrl::one();\n}\n"),
         ] {
             std::fs::create_dir_all(r.join(path).parent().unwrap()).unwrap();
             std::fs::write(r.join(path), text).unwrap();
@@ -493,7 +606,7 @@ mod tests {
         let tmp = repo();
         let r = tmp.path();
         std::fs::write(r.join("agentrl/src/ch02_later.rs"), "pub fn two() -> i64 { 2 }\n").unwrap();
-        std::fs::write(r.join("labs/src/bin/demo.rs"), "//! Uses chapters up to 01.\nfn main() {}\n")
+        std::fs::write(r.join("labs/src/bin/demo.rs"), "//! Uses chapters up to 01.\nfn main() { agentrl::one(); }\n")
             .unwrap();
         assert_eq!(
             hashed_files(r, "demo").unwrap(),
@@ -520,7 +633,7 @@ mod tests {
         assert_eq!(check_results(r), (vec![], 1));
         for edited in ["labs/src/bin/demo.rs", "labs/src/lib.rs", "agentrl/src/ch01.rs"] {
             let before = std::fs::read_to_string(r.join(edited)).unwrap();
-            std::fs::write(r.join(edited), format!("{before}const EDITED: u8 = 1;\n")).unwrap();
+            std::fs::write(r.join(edited), format!("{before}pub struct Edited;\n")).unwrap();
             let (problems, n) = check_results(r);
             assert_eq!((problems.len(), n), (1, 1), "{edited}");
             let msg = problems[0].to_string();
@@ -567,7 +680,7 @@ mod tests {
         }
         for different in [
             "pub fn one() -> i64 { 2 }\n",
-            "pub fn one() -> i64 { 1 }\nconst DOC: &str = \"#[doc]\";\n",
+            "pub fn one() -> i64 { DOC.len() as i64 }\nconst DOC: &str = \"#[doc]\";\n",
             "#[inline]\npub fn one() -> i64 { 1 }\n",
             "pub fn one() -> i64 { let s = \"/// not a doc\"; 1 }\n",
         ] {
@@ -578,6 +691,47 @@ mod tests {
         std::fs::write(&module, "pub fn one() -> i64 { 1 \"unclosed\n").unwrap();
         let broken = code_hash(r, "demo").unwrap();
         std::fs::write(&module, "pub fn one() -> i64 {  1 \"unclosed\n").unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), broken);
+    }
+
+    #[test]
+    fn a_named_item_counts_only_when_something_that_counts_names_it() {
+        let tmp = repo();
+        let r = tmp.path();
+        let module = r.join("agentrl/src/ch01.rs");
+        let base = "use std::fmt;\npub fn one() -> i64 { helper() }\nfn helper() -> i64 { 1 }\n";
+        std::fs::write(&module, base).unwrap();
+        let before = code_hash(r, "demo").unwrap();
+        // what the lab cannot reach: a new function, constant, macro, or `use`
+        for same in [
+            "pub fn unused() -> i64 { 5 }\n",
+            "pub const LIMIT: i64 = 3;\nmacro_rules! twice { ($x:expr) => { $x * 2 } }\n",
+            "use std::collections::HashMap;\n",
+        ] {
+            std::fs::write(&module, format!("{base}{same}")).unwrap();
+            assert_eq!(code_hash(r, "demo").unwrap(), before, "{same}");
+        }
+        // what it reaches: the function it names, what that calls, and any type, trait or impl
+        for different in [
+            base.replace("{ 1 }", "{ 2 }"),
+            format!("{base}pub struct Unit;\n"),
+            format!("{base}impl fmt::Display for Unit {{ fn fmt(&self, _: &mut fmt::Formatter) -> fmt::Result {{ Ok(()) }} }}\n"),
+            format!("{base}pub trait Scale {{ fn scale(&self) -> i64 {{ LIMIT }} }}\nconst LIMIT: i64 = 3;\n"),
+        ] {
+            std::fs::write(&module, &different).unwrap();
+            assert_ne!(code_hash(r, "demo").unwrap(), before, "{different}");
+        }
+        // an impl's body reaches the functions it calls, whatever the lab names
+        let with_impl = format!("{base}impl Default for Unit {{ fn default() -> Self {{ make() }} }}\nfn make() -> Unit {{ Unit }}\npub struct Unit;\n");
+        std::fs::write(&module, &with_impl).unwrap();
+        let h = code_hash(r, "demo").unwrap();
+        std::fs::write(&module, with_impl.replace("fn make() -> Unit { Unit }", "fn make() -> Unit { let _ = 1; Unit }")).unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), h, "make() is reached through an impl");
+        // a lab whose text cannot be read reaches everything
+        std::fs::write(&module, base).unwrap();
+        std::fs::write(r.join("labs/src/bin/demo.rs"), "fn main() { \"unclosed }\n").unwrap();
+        let broken = code_hash(r, "demo").unwrap();
+        std::fs::write(&module, format!("{base}pub fn unused() -> i64 {{ 5 }}\n")).unwrap();
         assert_ne!(code_hash(r, "demo").unwrap(), broken);
     }
 

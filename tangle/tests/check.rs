@@ -29,7 +29,7 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
     let (code, out) = tangle(r, &[]);
     assert_eq!(code, 0, "{out}");
     write(r, "labs/src/lib.rs", "//! shared\n");
-    write(r, "labs/src/bin/demo.rs", "fn main() {}\n");
+    write(r, "labs/src/bin/demo.rs", "fn main() { agentrl::one(); }\n"); // it reaches `one`
     let (code, hash) = tangle(r, &["--lab-hash", "demo"]);
     assert_eq!(code, 0, "{hash}");
     let hash = hash.trim();
@@ -43,7 +43,7 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
     assert!(out.contains("lab results are up to date with their code (1 file(s) in labs/results)"), "{out}");
 
     // A comment, a doc comment or layout cannot change what the lab computes: still current.
-    write(r, "labs/src/bin/demo.rs", "//! The demo lab.\nfn main() {\n    /* tweaked */\n}\n");
+    write(r, "labs/src/bin/demo.rs", "//! The demo lab.\nfn main() {\n    /* tweaked */ agentrl::one();\n}\n");
     let (code, out) = tangle(r, &["--check"]);
     assert_eq!(code, 0, "{out}");
     write(r, "book/src/01-one.md", "# 1\n\nProse.\n\n```rust\n//@save\n/// One,  with a doubled space.\npub fn one() -> i64 { 1 }\n```\n");
@@ -52,7 +52,7 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
     assert!(!out.contains("stale"), "a doc edit in the book leaves the results current: {out}");
 
     // Touching the lab's code makes its results stale; the message names the file and the command.
-    write(r, "labs/src/bin/demo.rs", "fn main() { let _tweaked = 1; }\n");
+    write(r, "labs/src/bin/demo.rs", "fn main() { let _tweaked = agentrl::one(); }\n");
     let (code, out) = tangle(r, &["--check"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("agentrl is up to date with the book"), "{out}");
@@ -65,7 +65,7 @@ fn check_fails_on_stale_lab_results_naming_the_command_that_regenerates_them() {
     let (code, out) = tangle(r, &["--check", "--skip-labs"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("labs/results"), "{out}");
-    write(r, "labs/src/bin/demo.rs", "fn main() {}\n");
+    write(r, "labs/src/bin/demo.rs", "fn main() { agentrl::one(); }\n");
     assert_eq!(tangle(r, &["--check"]).0, 0);
 
     // So does a change to the book's saved code, once tangled: tangle says so when it writes.
