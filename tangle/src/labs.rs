@@ -29,16 +29,18 @@
 //! cannot change what a lab computes, so it leaves the results current. A file that does not
 //! lex as Rust is hashed as it is.
 //!
-//! Of an `agentrl` module, the text is that of the items the lab can reach (in file order):
-//! every item but `use` declarations, except that a function, constant, static or
-//! `macro_rules!` counts only if its name occurs in the lab, in the labs library, or in an
-//! item that counts (to a fixed point). Types, traits and `impl` blocks always count, since a
-//! method call or trait dispatch reaches code without naming it; a free item can only be
-//! reached by its name, which is unique in the crate (tangle rejects a name saved twice). So
-//! adding a helper to a chapter, or editing one no lab calls, leaves every lab current, and
-//! editing a function a lab reaches through any chain of calls makes it stale. A module that
-//! does not parse counts whole; a lab or labs library that does not lex makes every item count.
-//!
+//! Of an `agentrl` module, the text is that of the items the lab can reach, in file order: an
+//! item counts when one of its keys occurs in the lab, in the labs library, or in an item that
+//! counts (to a fixed point). A function, constant, static, `macro_rules!`, type or trait is
+//! keyed by its name (a trait also by its methods' and associated items' names), an `impl`
+//! block by the identifiers of its type and trait; `use` declarations never count, and items
+//! without a key (`mod`, item macros) always do. Names are unique in the crate (tangle rejects
+//! a name saved twice), and whatever a lab runs is named somewhere on the way (a value's type
+//! where it is made or declared, a trait where it is bound or imported), so adding a helper to a
+//! chapter, or editing code that no lab reaches, leaves every lab current, and editing anything
+//! a lab reaches through any chain of names makes it stale ([`reachable_texts`]). A module that
+//! does not parse counts whole; a lab or labs library that does not lex reaches every item.
+
 //! Two rules keep the hash honest, checked by `tangle --check`: a lab that declares its last
 //! chapter names nothing (`arl::X`) from a later one ([`undeclared_uses`]), and the labs crate
 //! has no Rust file outside `lib.rs` and `bin/` ([`unhashed_lab_files`]).
@@ -224,15 +226,24 @@ pub fn code_hash_with(root: &Path, lab: &str, sources: Sources) -> std::io::Resu
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// What an `agentrl` module contributes to a hash: every item but `use` declarations, and of
-/// the items that can only be reached by their name (functions, constants, statics,
-/// `macro_rules!`), only those whose name occurs in the lab, the labs library or another
-/// contributed item. Types, traits and `impl` blocks always count (method calls and trait
-/// dispatch do not name what they reach), so an item that nothing contributed names cannot be
-/// called by the lab, and adding or editing one leaves its results current. The labs' own
-/// files (the last two of `inputs`) and any file that does not parse count whole.
+/// An item and its keys (None: it always counts).
+type Keyed<'a> = (&'a syn::Item, Option<std::collections::HashSet<String>>);
+
+/// What an `agentrl` module contributes to a hash: the items the lab can reach, in file order.
+/// An item is reached when one of its keys occurs in the lab, the labs library or a reached
+/// item (to a fixed point): a function, constant, static, `macro_rules!`, type or trait by its
+/// name (a trait also by the names of its methods and associated items, which a call through a
+/// glob import names without the trait), an `impl` block by any identifier of its type or trait
+/// (so a type's impls follow the type, and a trait's impls the trait). Names in the crate are
+/// unique (tangle rejects a name saved twice), and a value's type, or a dispatched trait, is
+/// named where the value is made or declared, so code that no reached item names cannot run in
+/// the lab. `use` declarations never count (a unique name cannot be redirected). Items without
+/// a key (`mod`, item macros) always count; the labs' own files (the last two of `inputs`) and a
+/// module that does not parse count whole; a lab or labs library that does not lex reaches
+/// every item.
 fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
     use quote::ToTokens;
+    use std::collections::HashSet;
     let parsed: Vec<Option<syn::File>> = inputs
         .iter()
         .map(|(rel, bytes)| {
@@ -241,38 +252,78 @@ fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
             syn::parse_file(text).ok()
         })
         .collect();
-    let by_name = |item: &syn::Item| -> Option<String> {
+    // the keys of an item: None for one that always counts
+    let keys = |item: &syn::Item| -> Option<HashSet<String>> {
+        let one = |i: &syn::Ident| Some(HashSet::from([i.to_string()]));
         match item {
-            syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
-            syn::Item::Const(c) => Some(c.ident.to_string()),
-            syn::Item::Static(s) => Some(s.ident.to_string()),
-            syn::Item::Macro(m) => m.ident.as_ref().map(|i| i.to_string()),
+            syn::Item::Fn(f) => one(&f.sig.ident),
+            syn::Item::Const(c) => one(&c.ident),
+            syn::Item::Static(s) => one(&s.ident),
+            syn::Item::Macro(m) => m.ident.as_ref().and_then(one),
+            syn::Item::Struct(s) => one(&s.ident),
+            syn::Item::Enum(e) => one(&e.ident),
+            syn::Item::Union(u) => one(&u.ident),
+            syn::Item::Type(t) => one(&t.ident),
+            syn::Item::TraitAlias(t) => one(&t.ident),
+            syn::Item::Trait(t) => {
+                let mut k = HashSet::from([t.ident.to_string()]);
+                for member in &t.items {
+                    match member {
+                        syn::TraitItem::Fn(f) => k.insert(f.sig.ident.to_string()),
+                        syn::TraitItem::Const(c) => k.insert(c.ident.to_string()),
+                        syn::TraitItem::Type(t) => k.insert(t.ident.to_string()),
+                        _ => false,
+                    };
+                }
+                Some(k)
+            }
+            syn::Item::Impl(i) => {
+                let mut k = HashSet::new();
+                collect_idents(&i.self_ty.to_token_stream(), &mut k);
+                if let Some((_, path, _)) = &i.trait_ {
+                    collect_idents(&path.to_token_stream(), &mut k);
+                }
+                Some(k)
+            }
             _ => None,
         }
     };
-    // names used by what counts whatever it names: whole files, and every kept item
-    let mut names = std::collections::HashSet::new();
+    let mut items: Vec<Vec<Keyed>> = parsed
+        .iter()
+        .map(|file| file.iter().flat_map(|f| &f.items).filter(|i| !matches!(i, syn::Item::Use(_))).map(|i| (i, keys(i))).collect())
+        .collect();
+    // an impl is keyed by the crate's own names in its header only (`fmt`, `Display` or `Vec`
+    // would tie every impl of a std trait to every other)
+    let defined: HashSet<String> = (items.iter().flatten())
+        .filter(|(i, _)| !matches!(i, syn::Item::Impl(_)))
+        .flat_map(|(_, k)| k.iter().flatten().cloned())
+        .collect();
+    for (item, item_keys) in items.iter_mut().flatten() {
+        if let (syn::Item::Impl(_), Some(k)) = (item, item_keys) {
+            k.retain(|name| defined.contains(name));
+        }
+    }
+    // the roots: whole files, and the items that always count
+    let mut names = HashSet::new();
     let mut unread = false; // a file whose names cannot be read: then every item counts
-    for ((_, bytes), file) in inputs.iter().zip(&parsed) {
-        match file {
-            None => match lex(bytes) {
+    for (((_, bytes), file), file_items) in inputs.iter().zip(&parsed).zip(&items) {
+        if file.is_some() {
+            file_items.iter().filter(|(_, k)| k.is_none()).for_each(|(i, _)| collect_idents(&i.to_token_stream(), &mut names));
+        } else {
+            match lex(bytes) {
                 Some(tokens) => collect_idents(&tokens, &mut names),
                 None => unread = true,
-            },
-            Some(file) => {
-                let always = file.items.iter().filter(|i| by_name(i).is_none());
-                always.for_each(|i| collect_idents(&i.to_token_stream(), &mut names));
             }
         }
     }
-    // the named items those names reach, and the names in them, until nothing new is reached
-    let mut reached = std::collections::HashSet::new();
+    // the items those names reach, and the names in them, until nothing new is reached
+    let mut reached = HashSet::new();
     loop {
         let before = reached.len();
-        for (f, file) in parsed.iter().enumerate() {
-            for (k, item) in file.iter().flat_map(|file| file.items.iter().enumerate()) {
-                let named = by_name(item).is_some_and(|n| unread || names.contains(&n));
-                if named && reached.insert((f, k)) {
+        for (f, file_items) in items.iter().enumerate() {
+            for (k, (item, item_keys)) in file_items.iter().enumerate() {
+                let hit = item_keys.as_ref().is_some_and(|ks| unread || ks.iter().any(|n| names.contains(n)));
+                if hit && reached.insert((f, k)) {
                     collect_idents(&item.to_token_stream(), &mut names);
                 }
             }
@@ -282,19 +333,15 @@ fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
         }
     }
     let mut texts = Vec::with_capacity(inputs.len());
-    for (f, ((_, bytes), file)) in inputs.iter().zip(&parsed).enumerate() {
+    for (f, (((_, bytes), file), file_items)) in inputs.iter().zip(&parsed).zip(&items).enumerate() {
         let Some(file) = file else {
             texts.push(normalized(bytes));
             continue;
         };
         let mut kept = proc_macro2::TokenStream::new();
         file.attrs.iter().for_each(|a| a.to_tokens(&mut kept));
-        for (k, item) in file.items.iter().enumerate() {
-            let counts = match item {
-                syn::Item::Use(_) => false,
-                _ => by_name(item).is_none() || reached.contains(&(f, k)),
-            };
-            if counts {
+        for (k, (item, item_keys)) in file_items.iter().enumerate() {
+            if item_keys.is_none() || reached.contains(&(f, k)) {
                 item.to_tokens(&mut kept);
             }
         }
@@ -633,7 +680,9 @@ mod tests {
         assert_eq!(check_results(r), (vec![], 1));
         for edited in ["labs/src/bin/demo.rs", "labs/src/lib.rs", "agentrl/src/ch01.rs"] {
             let before = std::fs::read_to_string(r.join(edited)).unwrap();
-            std::fs::write(r.join(edited), format!("{before}pub struct Edited;\n")).unwrap();
+            // the module: an edit to the function the lab calls
+            let after = format!("{before}const EDITED: u8 = 1;\n").replace("{ 1 }", "{ 2 }");
+            std::fs::write(r.join(edited), after).unwrap();
             let (problems, n) = check_results(r);
             assert_eq!((problems.len(), n), (1, 1), "{edited}");
             let msg = problems[0].to_string();
@@ -699,34 +748,41 @@ mod tests {
         let tmp = repo();
         let r = tmp.path();
         let module = r.join("agentrl/src/ch01.rs");
-        let base = "use std::fmt;\npub fn one() -> i64 { helper() }\nfn helper() -> i64 { 1 }\n";
+        // the lab calls `one`, which reaches `helper`, the type `Unit`, its impls, and `Scale`
+        let base = "use std::fmt;\npub fn one() -> i64 { helper() }\n\
+                    fn helper() -> i64 { Unit.scale() + Unit::ONE }\n\
+                    pub struct Unit;\nimpl Unit { const ONE: i64 = 1; }\n\
+                    pub trait Scale { fn scale(&self) -> i64; }\n\
+                    impl Scale for Unit { fn scale(&self) -> i64 { 2 } }\n\
+                    impl fmt::Display for Unit { fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, \"u\") } }\n";
         std::fs::write(&module, base).unwrap();
         let before = code_hash(r, "demo").unwrap();
-        // what the lab cannot reach: a new function, constant, macro, or `use`
+        // what the lab cannot reach: new functions, constants, macros, types, traits and their
+        // impls (a std trait's impl for a type nobody names), and `use` lines
         for same in [
             "pub fn unused() -> i64 { 5 }\n",
             "pub const LIMIT: i64 = 3;\nmacro_rules! twice { ($x:expr) => { $x * 2 } }\n",
             "use std::collections::HashMap;\n",
+            "pub struct Other;\nimpl fmt::Display for Other { fn fmt(&self, _: &mut fmt::Formatter) -> fmt::Result { Ok(()) } }\n",
+            "pub trait Shift { fn shift(&self) -> i64; }\nimpl Shift for Other { fn shift(&self) -> i64 { 1 } }\npub struct Other;\n",
         ] {
             std::fs::write(&module, format!("{base}{same}")).unwrap();
             assert_eq!(code_hash(r, "demo").unwrap(), before, "{same}");
         }
-        // what it reaches: the function it names, what that calls, and any type, trait or impl
+        // what it reaches: each function on the way, the type's inherent and trait impls (a
+        // std trait's too), another type's impl of a reached trait, and a trait found by its
+        // method's name alone
         for different in [
-            base.replace("{ 1 }", "{ 2 }"),
-            format!("{base}pub struct Unit;\n"),
-            format!("{base}impl fmt::Display for Unit {{ fn fmt(&self, _: &mut fmt::Formatter) -> fmt::Result {{ Ok(()) }} }}\n"),
-            format!("{base}pub trait Scale {{ fn scale(&self) -> i64 {{ LIMIT }} }}\nconst LIMIT: i64 = 3;\n"),
+            base.replace("helper() }", "helper() + 0 }"),
+            base.replace("const ONE: i64 = 1;", "const ONE: i64 = 2;"),
+            base.replace("{ 2 }", "{ 3 }"),
+            base.replace("\"u\"", "\"v\""),
+            format!("{base}pub struct Other;\nimpl Scale for Other {{ fn scale(&self) -> i64 {{ 4 }} }}\n"),
+            format!("{base}pub trait Double {{ fn helper(&self) -> i64; }}\n"),
         ] {
             std::fs::write(&module, &different).unwrap();
             assert_ne!(code_hash(r, "demo").unwrap(), before, "{different}");
         }
-        // an impl's body reaches the functions it calls, whatever the lab names
-        let with_impl = format!("{base}impl Default for Unit {{ fn default() -> Self {{ make() }} }}\nfn make() -> Unit {{ Unit }}\npub struct Unit;\n");
-        std::fs::write(&module, &with_impl).unwrap();
-        let h = code_hash(r, "demo").unwrap();
-        std::fs::write(&module, with_impl.replace("fn make() -> Unit { Unit }", "fn make() -> Unit { let _ = 1; Unit }")).unwrap();
-        assert_ne!(code_hash(r, "demo").unwrap(), h, "make() is reached through an impl");
         // a lab whose text cannot be read reaches everything
         std::fs::write(&module, base).unwrap();
         std::fs::write(r.join("labs/src/bin/demo.rs"), "fn main() { \"unclosed }\n").unwrap();
