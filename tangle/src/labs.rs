@@ -39,7 +39,8 @@
 //! where it is made or declared, a trait where it is bound or imported), so adding a helper to a
 //! chapter, or editing code that no lab reaches, leaves every lab current, and editing anything
 //! a lab reaches through any chain of names makes it stale ([`reachable_texts`]). A module that
-//! does not parse counts whole; a lab or labs library that does not lex reaches every item.
+//! does not parse counts whole; a lab that does not lex reaches every item. `labs/src/lib.rs`
+//! is filtered the same way, so a helper added to it stales only the labs that call it.
 
 //! Two rules keep the hash honest, checked by `tangle --check`: a lab that declares its last
 //! chapter names nothing (`arl::X`) from a later one ([`undeclared_uses`]), and the labs crate
@@ -238,16 +239,17 @@ type Keyed<'a> = (&'a syn::Item, Option<std::collections::HashSet<String>>);
 /// unique (tangle rejects a name saved twice), and a value's type, or a dispatched trait, is
 /// named where the value is made or declared, so code that no reached item names cannot run in
 /// the lab. `use` declarations never count (a unique name cannot be redirected). Items without
-/// a key (`mod`, item macros) always count; the labs' own files (the last two of `inputs`) and a
-/// module that does not parse count whole; a lab or labs library that does not lex reaches
-/// every item.
+/// a key (`mod`, item macros) always count. The labs library (`labs/src/lib.rs`) is filtered the
+/// same way; the lab itself (the last of `inputs`) and a file that does not parse count whole,
+/// and a lab that does not lex reaches every item.
 fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
     use quote::ToTokens;
     use std::collections::HashSet;
     let parsed: Vec<Option<syn::File>> = inputs
         .iter()
         .map(|(rel, bytes)| {
-            let module = rel.starts_with("agentrl/src/");
+            // the labs library is filtered like a module: a helper no lab calls does not count
+            let module = rel.starts_with("agentrl/src/") || *rel == "labs/src/lib.rs";
             let text = std::str::from_utf8(bytes).ok().filter(|_| module)?;
             syn::parse_file(text).ok()
         })
@@ -566,8 +568,8 @@ mod tests {
             ("agentrl/src/lib.rs", "pub mod ch01;\n"),
             ("agentrl/src/ch01.rs", "pub fn one() -> i64 { 1 }\n"),
             ("agentrl/src/notes.txt", "not code\n"),
-            ("labs/src/lib.rs", "// the labs library\n"),
-            ("labs/src/bin/demo.rs", "fn main() {\n    agentrl::one();\n}\n"),
+            ("labs/src/lib.rs", "// the labs library\npub fn seeds() -> u64 { 3 }\n"),
+            ("labs/src/bin/demo.rs", "fn main() {\n    agentrl::one();\n    labs::seeds();\n}\n"),
         ] {
             std::fs::create_dir_all(r.join(path).parent().unwrap()).unwrap();
             std::fs::write(r.join(path), text).unwrap();
@@ -680,8 +682,8 @@ mod tests {
         assert_eq!(check_results(r), (vec![], 1));
         for edited in ["labs/src/bin/demo.rs", "labs/src/lib.rs", "agentrl/src/ch01.rs"] {
             let before = std::fs::read_to_string(r.join(edited)).unwrap();
-            // the module: an edit to the function the lab calls
-            let after = format!("{before}const EDITED: u8 = 1;\n").replace("{ 1 }", "{ 2 }");
+            // the libraries: an edit to the function the lab calls
+            let after = format!("{before}const EDITED: u8 = 1;\n").replace("{ 1 }", "{ 2 }").replace("{ 3 }", "{ 4 }");
             std::fs::write(r.join(edited), after).unwrap();
             let (problems, n) = check_results(r);
             assert_eq!((problems.len(), n), (1, 1), "{edited}");
@@ -783,6 +785,15 @@ mod tests {
             std::fs::write(&module, &different).unwrap();
             assert_ne!(code_hash(r, "demo").unwrap(), before, "{different}");
         }
+        // the labs library likewise: a helper no lab calls does not count, one it calls does
+        std::fs::write(&module, base).unwrap();
+        let lib = r.join("labs/src/lib.rs");
+        let lib_text = std::fs::read_to_string(&lib).unwrap();
+        std::fs::write(&lib, format!("{lib_text}pub fn spare() -> u64 {{ 9 }}\n")).unwrap();
+        assert_eq!(code_hash(r, "demo").unwrap(), before, "an unused labs helper");
+        std::fs::write(&lib, lib_text.replace("{ 3 }", "{ 4 }")).unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), before, "a labs helper the lab calls");
+        std::fs::write(&lib, lib_text).unwrap();
         // a lab whose text cannot be read reaches everything
         std::fs::write(&module, base).unwrap();
         std::fs::write(r.join("labs/src/bin/demo.rs"), "fn main() { \"unclosed }\n").unwrap();
