@@ -76,118 +76,11 @@ pub fn paired_bootstrap_diff(
 }
 
 // generated from book/src/17-evaluation.md, saved block 4
-/// Simpson's rule for f on [a, b] with an even number of panels.
-fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
-    let h = (b - a) / panels as f64;
-    let weight = |i: usize| if i % 2 == 1 { 4.0 } else { 2.0 };
-    let inner: f64 = (1..panels).map(|i| weight(i) * f(a + i as f64 * h)).sum();
-    (f(a) + inner + f(b)) * h / 3.0
-}
-
-// generated from book/src/17-evaluation.md, saved block 4
-/// The x in [low, high] with cdf(x) = p, for an increasing cdf, by bisection.
-fn bisect(cdf: &dyn Fn(f64) -> f64, p: f64, (mut low, mut high): (f64, f64)) -> f64 {
-    for _ in 0..64 {
-        let mid = 0.5 * (low + high);
-        if cdf(mid) < p { low = mid } else { high = mid }
-    }
-    0.5 * (low + high)
-}
-
-// generated from book/src/17-evaluation.md, saved block 4
-/// The standard normal quantile: the z with Phi(z) = p, Phi integrated from the density.
-pub fn normal_quantile(p: f64) -> f64 {
-    assert!(p > 0.0 && p < 1.0, "normal_quantile: p must lie in (0, 1)");
-    let density = |x: f64| (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
-    let cdf = |x: f64| 0.5 + x.signum() * simpson(&density, 0.0, x.abs(), 800);
-    bisect(&cdf, p, (-12.0, 12.0))
-}
-
-// generated from book/src/17-evaluation.md, saved block 4
-/// The Student-t quantile with `df` >= 1 degrees of freedom (not only whole ones). With
-/// x = sqrt(df) tan(theta), P(0 < T < x) is the integral of cos^(df-1) over [0, atan(x /
-/// sqrt(df))] divided by twice its integral over [0, pi/2]: no gamma function needed.
-pub fn student_t_quantile(p: f64, df: f64) -> f64 {
-    assert!(p > 0.0 && p < 1.0 && df >= 1.0, "student_t_quantile: needs 0 < p < 1, df >= 1");
-    let weight = |theta: f64| theta.cos().powf(df - 1.0);
-    let half_mass = simpson(&weight, 0.0, std::f64::consts::FRAC_PI_2, 400);
-    let cdf = |x: f64| {
-        let theta = (x.abs() / df.sqrt()).atan();
-        0.5 + x.signum() * 0.5 * simpson(&weight, 0.0, theta, 400) / half_mass
-    };
-    bisect(&cdf, p, (-1e4, 1e4))
-}
-
-// generated from book/src/17-evaluation.md, saved block 4
 /// Units (tasks, or seeds) a two-sided z-test at level alpha needs to detect a mean
 /// difference `effect` with probability `power`, when one unit's difference has standard
 /// deviation `sd`.
 pub fn required_units(sd: f64, effect: f64, alpha: f64, power: f64) -> usize {
     let z = normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power);
     (z * sd / effect).powi(2).ceil() as usize
-}
-
-// generated from book/src/17-evaluation.md, saved block 5
-/// How a table of scores, rows = seeds and columns = tasks, varies: the standard deviation of
-/// a seed's effect, of a task's effect (shared by every seed), and of what is left (the
-/// seed-by-task interaction and the episodes' own noise).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VarianceComponents {
-    pub seed: f64,
-    pub task: f64,
-    pub residual: f64,
-}
-
-// generated from book/src/17-evaluation.md, saved block 5
-/// Mean squares of a seeds x tasks table [S][N] -> (seeds, tasks, residual).
-fn mean_squares(m: &[Vec<f64>]) -> (f64, f64, f64) {
-    let (s, n) = (m.len(), m[0].len());
-    assert!(s >= 2 && n >= 2, "mean_squares: needs two seeds and two tasks");
-    let grand = m.iter().flatten().sum::<f64>() / (s * n) as f64;
-    let seed_means: Vec<f64> = m.iter().map(|row| row.iter().sum::<f64>() / n as f64).collect();
-    let task_means: Vec<f64> =
-        (0..n).map(|t| m.iter().map(|row| row[t]).sum::<f64>() / s as f64).collect();
-    let squares = |xs: &[f64]| xs.iter().map(|x| (x - grand).powi(2)).sum::<f64>();
-    let mut residual = 0.0;
-    for (row, seed_mean) in m.iter().zip(&seed_means) {
-        for (x, task_mean) in row.iter().zip(&task_means) {
-            residual += (x - seed_mean - task_mean + grand).powi(2);
-        }
-    }
-    let (s, n) = (s as f64, n as f64);
-    (n * squares(&seed_means) / (s - 1.0), s * squares(&task_means) / (n - 1.0),
-        residual / ((s - 1.0) * (n - 1.0)))
-}
-
-// generated from book/src/17-evaluation.md, saved block 5
-/// Variance components of a seeds x tasks table from its mean squares (a negative estimate
-/// counts as 0).
-pub fn variance_components(m: &[Vec<f64>]) -> VarianceComponents {
-    let (s, n) = (m.len() as f64, m[0].len() as f64);
-    let (ms_seed, ms_task, ms_residual) = mean_squares(m);
-    VarianceComponents {
-        seed: ((ms_seed - ms_residual) / n).max(0.0).sqrt(),
-        task: ((ms_task - ms_residual) / s).max(0.0).sqrt(),
-        residual: ms_residual.sqrt(),
-    }
-}
-
-// generated from book/src/17-evaluation.md, saved block 5
-/// Mean of a seeds x tasks table with a t interval at level 1 - alpha that treats both the
-/// seeds and the task set as samples: variance (ms_seed + max(ms_task - ms_residual, 0)) / (S N),
-/// degrees of freedom by Satterthwaite's approximation -> (mean, low, high).
-pub fn seed_task_interval(m: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
-    let (s, n) = (m.len() as f64, m[0].len() as f64);
-    let mean = m.iter().flatten().sum::<f64>() / (s * n);
-    let (ms_seed, ms_task, ms_residual) = mean_squares(m);
-    let from_seeds = ms_seed / (s * n); // the seed means' spread, over S
-    let from_tasks = (ms_task - ms_residual).max(0.0) / (s * n); // what the shared tasks add
-    let variance = from_seeds + from_tasks;
-    if variance == 0.0 {
-        return (mean, mean, mean);
-    }
-    let df = variance.powi(2) / (from_seeds.powi(2) / (s - 1.0) + from_tasks.powi(2) / (n - 1.0));
-    let half = student_t_quantile(1.0 - alpha / 2.0, df.max(1.0)) * variance.sqrt();
-    (mean, mean - half, mean + half)
 }
 

@@ -752,7 +752,7 @@ const SUMMARY_MATH: [(&str, &str); 10] = [
 /// position outside code where a word may start, the longest formula that ends at a word
 /// boundary wins over [`SUMMARY_MATH`]'s words. A test fails when an entry no longer occurs in
 /// the book's summaries, so an edited doc comment cannot leave its formula untypeset unnoticed.
-const SUMMARY_FORMULAS: [(&str, &str); 34] = [
+const SUMMARY_FORMULAS: [(&str, &str); 36] = [
     ("V^pi", "$V^\\pi$"),
     ("-A * log pi", "$-A \\log \\pi$"),
     ("log pi", "$\\log \\pi$"),
@@ -794,6 +794,9 @@ const SUMMARY_FORMULAS: [(&str, &str); 34] = [
     ("B * norm", "$B$ × `norm`"),
     (">= next / batch_size - max_staleness", "≥ `next / batch_size - max_staleness`"),
     ("min(passed, failed)", "$\\min(\\text{passed}, \\text{failed})$"),
+    ("S >= 2", "$S \\ge 2$"),
+    ("mean +- t(1 - alpha/2, S - 1) * sd / sqrt(S)",
+     "$\\bar x \\pm t_{1 - \\alpha/2,\\, S - 1}\\, s / \\sqrt{S}$ ($s$: the scores' sample sd)"),
 ];
 
 /// `summary` with each formula of [`SUMMARY_FORMULAS`] and each whole word of [`SUMMARY_MATH`]
