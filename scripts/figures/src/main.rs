@@ -126,10 +126,16 @@ fn draw_legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
 /// The chapters' gym (chapter 04 §4.3): the 1,000 generated train tasks, and the tokenizer
 /// over them and the 200 held-out tasks.
 fn book_gym() -> (Vec<arl::Task>, arl::Tokenizer) {
+    let (train, _, tok) = book_splits();
+    (train, tok)
+}
+
+/// The chapters' gym with its held-out tasks: (train, held-out, tokenizer).
+fn book_splits() -> (Vec<arl::Task>, Vec<arl::Task>, arl::Tokenizer) {
     let train = arl::make_tasks(arl::Split::Train, 0);
     let heldout = arl::make_tasks(arl::Split::Heldout, 0);
     let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
-    (train, tok)
+    (train, heldout, tok)
 }
 
 /// The `results` object of a lab's committed results file, `labs/results/NAME.json`.
@@ -1223,9 +1229,7 @@ fn ppo_epoch_drift(path: &Path) -> Result<()> {
 fn grpo_run(path: &Path) -> Result<()> {
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
-    let train = arl::make_tasks(arl::Split::Train, 0);
-    let heldout = arl::make_tasks(arl::Split::Heldout, 0);
-    let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
+    let (train, heldout, tok) = book_splits();
     let cfg = arl::RLConfig::default();
     let base = arl::make_rl_base(&tok, &train, 0);
     let eval = |model: &arl::TinyAgent, tasks: &[arl::Task], n: usize, seed: u64| {
@@ -1311,9 +1315,7 @@ fn grpo_run(path: &Path) -> Result<()> {
 /// with p = 0.1: the sampled pass rate and the calls per episode at every step.
 fn step_penalty_collapse(path: &Path) -> Result<()> {
     use std::sync::Arc;
-    let train = arl::make_tasks(arl::Split::Train, 0);
-    let heldout = arl::make_tasks(arl::Split::Heldout, 0);
-    let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
+    let (train, tok) = book_gym();
     let base = arl::make_rl_base(&tok, &train, 0);
     let cfg = arl::RLConfig::default();
     let penalized = |p: f64| -> arl::RewardFn {
