@@ -33,8 +33,8 @@
 //! item counts when one of its keys occurs in the lab, in the labs library, or in an item that
 //! counts (to a fixed point). A function, constant, static, `macro_rules!`, type or trait is
 //! keyed by its name (a trait also by its methods' and associated items' names), an `impl`
-//! block by the identifiers of its type and trait; `use` declarations never count, and items
-//! without a key (`mod`, item macros) always do. Names are unique in the crate (tangle rejects
+//! block by the crate's own names in its type and trait; `use` declarations never count, and
+//! items without a key (`mod`, item macros, an impl that names nothing of the crate's) always do. Names are unique in the crate (tangle rejects
 //! a name saved twice), and whatever a lab runs is named somewhere on the way (a value's type
 //! where it is made or declared, a trait where it is bound or imported), so adding a helper to a
 //! chapter, or editing code that no lab reaches, leaves every lab current, and editing anything
@@ -234,8 +234,9 @@ type Keyed<'a> = (&'a syn::Item, Option<std::collections::HashSet<String>>);
 /// An item is reached when one of its keys occurs in the lab, the labs library or a reached
 /// item (to a fixed point): a function, constant, static, `macro_rules!`, type or trait by its
 /// name (a trait also by the names of its methods and associated items, which a call through a
-/// glob import names without the trait), an `impl` block by any identifier of its type or trait
-/// (so a type's impls follow the type, and a trait's impls the trait). Names in the crate are
+/// glob import names without the trait), an `impl` block by the crate's own names in its type and
+/// trait (so a type's impls follow the type, and a trait's impls the trait; an impl with none
+/// always counts). Names in the crate are
 /// unique (tangle rejects a name saved twice), and a value's type, or a dispatched trait, is
 /// named where the value is made or declared, so code that no reached item names cannot run in
 /// the lab. `use` declarations never count (a unique name cannot be redirected). Items without
@@ -301,8 +302,11 @@ fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
         .flat_map(|(_, k)| k.iter().flatten().cloned())
         .collect();
     for (item, item_keys) in items.iter_mut().flatten() {
-        if let (syn::Item::Impl(_), Some(k)) = (item, item_keys) {
+        if let (syn::Item::Impl(_), Some(k)) = (&item, item_keys.as_mut()) {
             k.retain(|name| defined.contains(name));
+            if k.is_empty() {
+                *item_keys = None; // no name of the crate's to follow it by: it always counts
+            }
         }
     }
     // the roots: whole files, and the items that always count
@@ -781,6 +785,8 @@ mod tests {
             base.replace("\"u\"", "\"v\""),
             format!("{base}pub struct Other;\nimpl Scale for Other {{ fn scale(&self) -> i64 {{ 4 }} }}\n"),
             format!("{base}pub trait Double {{ fn helper(&self) -> i64; }}\n"),
+            // an impl for a type no item defines (a macro made it) cannot be followed: it counts
+            format!("{base}impl Default for Made {{ fn default() -> Self {{ Made }} }}\n"),
         ] {
             std::fs::write(&module, &different).unwrap();
             assert_ne!(code_hash(r, "demo").unwrap(), before, "{different}");
