@@ -7,21 +7,28 @@
 //! `tangle --check`). This is the only implementation of the hash: the labs crate calls it
 //! too, so the writer and the check cannot disagree.
 //!
-//! The code hash of lab NAME, in a repository rooted at ROOT, is the lower-case hex
-//! SHA-256 of the concatenation, over these files in this order:
+//! The code hash of lab NAME, in a repository rooted at ROOT, is computed over these files:
 //!
-//! 1. every regular file `ROOT/agentrl/src/*.rs` (not in subfolders), sorted by file name
-//!    (byte order) — or, when the lab declares the last chapter it uses with a line
-//!    `//! Uses chapters up to NN.` ([`declared_chapter`]), only the chapter modules
-//!    `chMM_*.rs` with MM ≤ NN (a later chapter, or the crate root that lists the chapters,
-//!    cannot change what the lab computes, so adding chapter 10 leaves a chapter-9 lab
-//!    current, as the checker builds chapter 9 without it);
+//! 1. every regular file `ROOT/agentrl/src/*.rs` (not in subfolders) — or, when the lab
+//!    declares the last chapter it uses with a line `//! Uses chapters up to NN.`
+//!    ([`declared_chapter`]), only the chapter modules `chMM_*.rs` with MM ≤ NN (a later
+//!    chapter, or the crate root that lists the chapters, cannot change what the lab computes,
+//!    so adding chapter 10 leaves a chapter-9 lab current, as the checker builds chapter 9
+//!    without it);
 //! 2. `ROOT/labs/src/lib.rs`;
-//! 3. `ROOT/labs/src/bin/NAME.rs`;
+//! 3. `ROOT/labs/src/bin/NAME.rs`.
 //!
-//! of, for each file: its path relative to ROOT with `/` separators, `\n`, the length in
-//! bytes (decimal) of its [`normalized`] text, `\n`, then that text. (Paths and lengths make
-//! the concatenation unambiguous: moving code from one file to the next changes the hash.)
+//! It is the lower-case hex SHA-256 of the concatenation of: first, for each file hashed whole
+//! (the lab itself, and a module that does not parse), in the order above with the modules
+//! sorted by name: its path relative to ROOT with `/` separators, `\n`, the length in bytes
+//! (decimal) of its [`normalized`] text, `\n`, then that text; then `items\n`, the number of
+//! item texts and `\n`; then the normalized texts of the items that count in the modules and the
+//! labs library (below), together and sorted (byte order), each as its length, `\n`, text. (The
+//! lengths make the concatenation unambiguous. The items are sorted because neither their order
+//! nor the module they sit in can change what Rust code computes: names are unique and every
+//! module is glob-imported, so a block moved to a chapter's appendix, or to another chapter,
+//! leaves the results current.) A module's inner attributes (`#![allow(...)]`), when it has
+//! any, are one more item text.
 //!
 //! The normalized text is the file's tokens as the compiler reads them, with comments, doc
 //! comments (`#[doc]` attributes) and layout removed: a reworded doc comment, a re-wrapped
@@ -29,7 +36,7 @@
 //! cannot change what a lab computes, so it leaves the results current. A file that does not
 //! lex as Rust is hashed as it is.
 //!
-//! Of an `agentrl` module, the text is that of the items the lab can reach, in file order: an
+//! Of an `agentrl` module, the items that count are those the lab can reach: an
 //! item counts when one of its keys occurs in the lab, in the labs library, or in an item that
 //! counts (to a fixed point). A function, constant, static, `macro_rules!`, type or trait is
 //! keyed by its name (a trait also by its methods' and associated items' names), an `impl`
@@ -217,12 +224,25 @@ pub fn code_hash_with(root: &Path, lab: &str, sources: Sources) -> std::io::Resu
     for rel in &paths {
         inputs.push((rel.as_str(), hash_input(root, rel, sources)?));
     }
-    let texts = reachable_texts(&inputs);
     let mut h = Sha256::new();
-    for (rel, text) in paths.iter().zip(texts) {
-        h.update(rel.as_bytes());
-        h.update(format!("\n{}\n", text.len()).as_bytes());
-        h.update(&text);
+    let mut items = Vec::new(); // the reached items of every module, wherever they are
+    for (rel, hashed) in paths.iter().zip(reachable_texts(&inputs)) {
+        match hashed {
+            Hashed::Whole(text) => {
+                h.update(rel.as_bytes());
+                h.update(format!("\n{}\n", text.len()).as_bytes());
+                h.update(&text);
+            }
+            Hashed::Items(texts) => items.extend(texts),
+        }
+    }
+    // item order cannot change what Rust code computes, nor can the module an item sits in
+    // (names are unique, and every module is glob-imported): sorted, moving an item is free
+    items.sort();
+    h.update(format!("items\n{}\n", items.len()).as_bytes());
+    for item in &items {
+        h.update(format!("{}\n", item.len()).as_bytes());
+        h.update(item);
     }
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
@@ -230,7 +250,14 @@ pub fn code_hash_with(root: &Path, lab: &str, sources: Sources) -> std::io::Resu
 /// An item and its keys (None: it always counts).
 type Keyed<'a> = (&'a syn::Item, Option<std::collections::HashSet<String>>);
 
-/// What an `agentrl` module contributes to a hash: the items the lab can reach, in file order.
+/// What a file contributes to a hash: its whole normalized text (the lab, a file that does not
+/// parse), or the normalized texts of the items of it that count, one by one.
+enum Hashed {
+    Whole(Vec<u8>),
+    Items(Vec<Vec<u8>>),
+}
+
+/// What an `agentrl` module contributes to a hash: the items the lab can reach.
 /// An item is reached when one of its keys occurs in the lab, the labs library or a reached
 /// item (to a fixed point): a function, constant, static, `macro_rules!`, type or trait by its
 /// name (a trait also by the names of its methods and associated items, which a call through a
@@ -243,7 +270,7 @@ type Keyed<'a> = (&'a syn::Item, Option<std::collections::HashSet<String>>);
 /// a key (`mod`, item macros) always count. The labs library (`labs/src/lib.rs`) is filtered the
 /// same way; the lab itself (the last of `inputs`) and a file that does not parse count whole,
 /// and a lab that does not lex reaches every item.
-fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
+fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Hashed> {
     use quote::ToTokens;
     use std::collections::HashSet;
     let parsed: Vec<Option<syn::File>> = inputs
@@ -341,17 +368,24 @@ fn reachable_texts(inputs: &[(&str, Vec<u8>)]) -> Vec<Vec<u8>> {
     let mut texts = Vec::with_capacity(inputs.len());
     for (f, (((_, bytes), file), file_items)) in inputs.iter().zip(&parsed).zip(&items).enumerate() {
         let Some(file) = file else {
-            texts.push(normalized(bytes));
+            texts.push(Hashed::Whole(normalized(bytes)));
             continue;
         };
-        let mut kept = proc_macro2::TokenStream::new();
-        file.attrs.iter().for_each(|a| a.to_tokens(&mut kept));
+        let text = |tokens: proc_macro2::TokenStream| without_doc_attributes(tokens).to_string();
+        let mut kept = Vec::new();
+        // the file's inner attributes (`#![allow(...)]`) as one entry, when there are any
+        let mut attrs = proc_macro2::TokenStream::new();
+        file.attrs.iter().for_each(|a| a.to_tokens(&mut attrs));
+        let attrs = text(attrs);
+        if !attrs.is_empty() {
+            kept.push(attrs.into_bytes());
+        }
         for (k, (item, item_keys)) in file_items.iter().enumerate() {
             if item_keys.is_none() || reached.contains(&(f, k)) {
-                item.to_tokens(&mut kept);
+                kept.push(text(item.to_token_stream()).into_bytes());
             }
         }
-        texts.push(without_doc_attributes(kept).to_string().into_bytes());
+        texts.push(Hashed::Items(kept));
     }
     texts
 }
@@ -637,11 +671,19 @@ mod tests {
             hashed_files(r, "demo").unwrap(),
             ["agentrl/src/ch01.rs", "agentrl/src/lib.rs", "labs/src/lib.rs", "labs/src/bin/demo.rs"]
         );
-        let mut expected = Vec::new();
-        for rel in hashed_files(r, "demo").unwrap() {
-            let text = normalized(&std::fs::read(r.join(&rel)).unwrap());
-            expected.extend_from_slice(format!("{rel}\n{}\n", text.len()).as_bytes());
-            expected.extend_from_slice(&text);
+        // the lab whole, by path; then every module's items that count, sorted, wherever they are
+        let lab = normalized(&std::fs::read(r.join("labs/src/bin/demo.rs")).unwrap());
+        let mut expected = format!("labs/src/bin/demo.rs\n{}\n", lab.len()).into_bytes();
+        expected.extend_from_slice(&lab);
+        let mut items: Vec<Vec<u8>> = ["pub mod ch01;", "pub fn one() -> i64 { 1 }", "pub fn seeds() -> u64 { 3 }"]
+            .iter()
+            .map(|item| normalized(item.as_bytes()))
+            .collect();
+        items.sort();
+        expected.extend_from_slice(format!("items\n{}\n", items.len()).as_bytes());
+        for item in &items {
+            expected.extend_from_slice(format!("{}\n", item.len()).as_bytes());
+            expected.extend_from_slice(item);
         }
         let expected: String = Sha256::digest(&expected).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(code_hash(r, "demo").unwrap(), expected);
@@ -650,7 +692,9 @@ mod tests {
         std::fs::write(r.join("labs/src/bin/other.rs"), "fn main() {}\n").unwrap();
         assert_eq!(code_hash(r, "demo").unwrap(), expected);
         std::fs::write(r.join("agentrl/src/ch02.rs"), "").unwrap();
-        assert_ne!(code_hash(r, "demo").unwrap(), expected, "a new agentrl module changes the hash");
+        assert_eq!(code_hash(r, "demo").unwrap(), expected, "an empty module adds no item");
+        std::fs::write(r.join("agentrl/src/ch02.rs"), "#![allow(unused)]\n").unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), expected, "a module's attributes count");
         assert!(code_hash(r, "../demo").is_err());
     }
 
@@ -806,6 +850,25 @@ mod tests {
         let broken = code_hash(r, "demo").unwrap();
         std::fs::write(&module, format!("{base}pub fn unused() -> i64 {{ 5 }}\n")).unwrap();
         assert_ne!(code_hash(r, "demo").unwrap(), broken);
+    }
+
+    #[test]
+    fn moving_an_item_between_modules_or_within_one_leaves_the_hash() {
+        let tmp = repo();
+        let r = tmp.path();
+        let (ch01, ch02) = (r.join("agentrl/src/ch01.rs"), r.join("agentrl/src/ch02.rs"));
+        std::fs::write(&ch01, "pub fn one() -> i64 { helper() }\nfn helper() -> i64 { 1 }\n").unwrap();
+        std::fs::write(&ch02, "pub fn two() -> i64 { 2 }\n").unwrap();
+        let before = code_hash(r, "demo").unwrap();
+        // reordered within a module, then moved to the next one (a chapter's appendix, say)
+        std::fs::write(&ch01, "fn helper() -> i64 { 1 }\npub fn one() -> i64 { helper() }\n").unwrap();
+        assert_eq!(code_hash(r, "demo").unwrap(), before, "reordered");
+        std::fs::write(&ch01, "pub fn one() -> i64 { helper() }\n").unwrap();
+        std::fs::write(&ch02, "pub fn two() -> i64 { 2 }\nfn helper() -> i64 { 1 }\n").unwrap();
+        assert_eq!(code_hash(r, "demo").unwrap(), before, "moved");
+        // the moved item still counts: editing it stales the lab
+        std::fs::write(&ch02, "pub fn two() -> i64 { 2 }\nfn helper() -> i64 { 5 }\n").unwrap();
+        assert_ne!(code_hash(r, "demo").unwrap(), before, "edited after the move");
     }
 
     #[test]

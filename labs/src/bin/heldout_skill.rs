@@ -14,7 +14,8 @@ use serde_json::json;
 const LAB: &str = "heldout_skill";
 
 // The generator, the true oracle, read-then-random and the bootstrap are chapter 04's
-// (`arl::make_tasks`, `arl::oracle_policy`, `arl::read_then_random`, `arl::bootstrap_ci`).
+// (`arl::make_tasks`, `arl::oracle_policy`, `arl::read_then_random`, `arl::bootstrap_ci`); the
+// interval over seeds and tasks is chapter 06's (`arl::seed_task_interval`).
 
 /// Per-task hidden pass rate of a scripted policy, `n` episodes each, in an environment of
 /// `max_turns` turns (the policies here edit at most once per bug, so no edit budget is needed).
@@ -257,9 +258,17 @@ fn main() -> std::io::Result<()> {
         per_seed_after.push(after);
         per_seed_train.push(train_after);
     }
-    let (b, blo, bhi) = arl::bootstrap_ci(&per_seed_before, &mut brng);
-    let (a, alo, ahi) = arl::bootstrap_ci(&per_seed_after, &mut brng);
-    let (tr, _, _) = arl::bootstrap_ci(&per_seed_train, &mut brng);
+    // intervals over seeds and tasks (chapter 06's `seed_task_interval`, which counts the three
+    // seeds as three), cut at 0 and 1; the seeds-then-tasks bootstrap is kept beside it
+    let interval = |m: &[Vec<f64>]| {
+        let (mean, low, high) = arl::seed_task_interval(m, 0.05);
+        (mean, low.max(0.0), high.min(1.0))
+    };
+    let (b, blo, bhi) = interval(&per_seed_before);
+    let (a, alo, ahi) = interval(&per_seed_after);
+    let (_, boot_lo, boot_hi) = arl::bootstrap_ci(&per_seed_after, &mut brng);
+    let train_rates = per_seed_train.concat();
+    let tr = train_rates.iter().sum::<f64>() / train_rates.len() as f64;
     println!("base held-out {b:.3} [{blo:.3}, {bhi:.3}]; after GRPO {a:.3} [{alo:.3}, {ahi:.3}]; train {tr:.3}");
     // the skill beyond keywords: held-out tasks the keyword spotter fails, and the held-out
     // template of each family (a code shape no train task has)
@@ -284,8 +293,8 @@ fn main() -> std::io::Result<()> {
                 .collect()
         };
         let n = (0..heldout.len()).filter(|&i| keep(i)).count();
-        let (bm, _, _) = arl::bootstrap_ci(&pick(&per_seed_before), &mut brng);
-        let (am, alo2, ahi2) = arl::bootstrap_ci(&pick(&per_seed_after), &mut brng);
+        let (bm, _, _) = interval(&pick(&per_seed_before));
+        let (am, alo2, ahi2) = interval(&pick(&per_seed_after));
         println!("  held-out, {name:<16} {n:>4} tasks: base {bm:.3}, after {am:.3} [{alo2:.3}, {ahi2:.3}]");
         subsets.insert(
             name.to_string(),
@@ -312,7 +321,7 @@ fn main() -> std::io::Result<()> {
         .collect();
     println!("  held-out after, per family: {}", per_family.join(", "));
     for (m, (bugs, _)) in multi.iter().enumerate() {
-        let (am, alo3, ahi3) = arl::bootstrap_ci(&per_seed_multi[m], &mut brng);
+        let (am, alo3, ahi3) = interval(&per_seed_multi[m]);
         println!("  held-out, {bugs} bugs, the one-bug agents ({bugs} edits allowed): {am:.3} [{alo3:.3}, {ahi3:.3}]");
         multi_json[&format!("bugs_{bugs}")]["one_bug_agents"] =
             json!({"pass_rate": am, "ci95": [alo3, ahi3]});
@@ -326,6 +335,8 @@ fn main() -> std::io::Result<()> {
         "floor_random_repair": floors["random_repair"]["pass_rate"],
         "base_heldout_pass_rate": b, "base_heldout_ci95": [blo, bhi],
         "heldout_pass_rate": a, "heldout_ci95": [alo, ahi], "train_pass_rate": tr,
+        "heldout_ci95_method": "seed_task_interval (chapter 06), cut at 0 and 1",
+        "heldout_ci95_bootstrap": [boot_lo, boot_hi],
         // per seed, per held-out task: for paired comparisons in the chapters
         "heldout_per_task_before": per_seed_before, "heldout_per_task_after": per_seed_after,
     });
