@@ -125,9 +125,369 @@ pub fn policy_gradient_step(
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 4
-use tch::nn::OptimizerConfig;
+use std::fmt;
 
 // generated from book/src/06-policy-gradients.md, saved block 4
+/// Per-episode averages of a set of trajectories.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RolloutSummary {
+    pub episodes: usize,
+    pub reward: f64,
+    /// Share of episodes that submitted and passed the hidden tests.
+    pub pass_rate: f64,
+    /// Share of calls the environment accepted: well formed, a known tool and op, right arguments.
+    pub valid_calls: f64,
+    pub submit_rate: f64,
+    pub turns: f64,
+    /// Policy tokens per episode.
+    pub action_tokens: f64,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 4
+/// One line: `reward 0.250  pass 0.250  valid 0.93  submit 0.81  turns 3.20  tokens 14.1`.
+impl fmt::Display for RolloutSummary {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "reward {:.3}  pass {:.3}  valid {:.2}  submit {:.2}  turns {:.2}  tokens {:.1}",
+            self.reward,
+            self.pass_rate,
+            self.valid_calls,
+            self.submit_rate,
+            self.turns,
+            self.action_tokens
+        )
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 4
+/// Summary of trajectories -> reward, pass rate, valid calls, submit rate, turns, tokens.
+pub fn rollout_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> RolloutSummary {
+    let trajs: Vec<&Trajectory> = trajs.into_iter().collect();
+    let n = trajs.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&Trajectory) -> f64| trajs.iter().map(|t| f(t)).sum::<f64>() / n;
+    let calls: usize = trajs.iter().map(|t| t.info.turns).sum();
+    let invalid: usize = trajs.iter().map(|t| t.info.invalid_calls).sum();
+    RolloutSummary {
+        episodes: trajs.len(),
+        reward: mean(&|t| t.reward),
+        pass_rate: mean(&|t| (t.info.submitted && t.info.hidden_pass) as u8 as f64),
+        valid_calls: 1.0 - invalid as f64 / calls.max(1) as f64,
+        submit_rate: mean(&|t| t.info.submitted as u8 as f64),
+        turns: mean(&|t| t.info.turns as f64),
+        action_tokens: mean(&|t| t.action_mask.sum(tch::Kind::Float).double_value(&[])),
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 5
+use rand::{Rng, SeedableRng};
+
+// generated from book/src/06-policy-gradients.md, saved block 5
+use rand_chacha::ChaCha8Rng;
+
+// generated from book/src/06-policy-gradients.md, saved block 5
+/// Which scripted player a demonstration episode comes from (Chapter 4's policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Demonstrator {
+    /// `read_then_random`: read, one of the five repairs at random, submit.
+    ReadThenRandom,
+    /// The `random` policy: any tool, any op, now and then a malformed call.
+    Random,
+    /// The true oracle (`oracle_policy` given the task's repair): read, fix, test, submit.
+    Oracle,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 5
+impl Demonstrator {
+    /// The policy of one episode of this demonstrator on `task`.
+    pub fn policy(self, task: &Task, seed: u64) -> Policy {
+        match self {
+            Demonstrator::ReadThenRandom => read_then_random(seed),
+            Demonstrator::Random => scripted_policy(PolicyKind::Random, seed),
+            Demonstrator::Oracle => oracle_policy(vec![task.family.op()]),
+        }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// Options of `make_base_agent`: which scripted players to imitate, how much, how long.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BaseAgentOptions {
+    pub seed: u64,
+    /// (demonstrator, episodes): episode i plays train task i (cycling past the last task).
+    pub demos: Vec<(Demonstrator, usize)>,
+    pub steps: usize,
+    pub batch_size: usize,
+    pub lr: f64,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// Defaults: seed 0, 1,000 read-then-random and 200 random episodes, 200 steps of 16, lr 3e-3.
+impl Default for BaseAgentOptions {
+    fn default() -> Self {
+        let demos = vec![(Demonstrator::ReadThenRandom, 1000), (Demonstrator::Random, 200)];
+        Self { seed: 0, demos, steps: 200, batch_size: 16, lr: 3e-3 }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 6
+/// Scripted episodes on `tasks` as `demos` lists them, policy seeds drawn from `seed`.
+pub fn scripted_demos(
+    tasks: &[Task],
+    tok: &Tokenizer,
+    demos: &[(Demonstrator, usize)],
+    seed: u64,
+) -> Vec<Trajectory> {
+    let mut seeds = ChaCha8Rng::seed_from_u64(seed);
+    let mut env = BugFixEnv::new(BugFixEnvOptions::default());
+    let mut episodes = vec![];
+    for &(demonstrator, n) in demos {
+        for task in tasks.iter().cycle().take(n) {
+            let mut policy = demonstrator.policy(task, seeds.gen());
+            let opts = RolloutOptions::default();
+            episodes.push(scripted_rollout(&mut *policy, &mut env, task, tok, opts));
+        }
+    }
+    episodes
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 7
+/// A fresh TinyAgent trained to maximize log pi of the demos' policy tokens (`opts.steps`
+/// minibatches of `opts.batch_size` demos drawn with replacement, Adam at `opts.lr`).
+pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
+    let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
+    let model = TinyAgent::new(cfg, opts.seed);
+    assert!(!demos.is_empty(), "behavior_clone: no demonstrations to clone");
+    let mut adam = FlatAdam::new(&model.vs, opts.lr);
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    for _ in 0..opts.steps {
+        let rows = (0..opts.batch_size).map(|_| &demos[rng.gen_range(0..demos.len())]);
+        let batch = collate(rows, PAD_ID);
+        let logp = sequence_log_probs(&model, &batch.ids); // [B, T-1]
+        adam.backward_step(&-masked_mean(&logp, &batch.action_mask, None)); // maximize log pi
+    }
+    model
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 7
+/// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train `tasks`.
+pub fn make_base_agent(tok: &Tokenizer, tasks: &[Task], opts: BaseAgentOptions) -> TinyAgent {
+    let demos = scripted_demos(tasks, tok, &opts.demos, opts.seed);
+    behavior_clone(tok, &demos, &opts)
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 8
+/// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
+pub fn sample_episodes(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    n: usize,
+    seed: u64,
+) -> Vec<Trajectory> {
+    let repeated: Vec<Task> =
+        tasks.iter().flat_map(|t| std::iter::repeat_n(t.clone(), n)).collect();
+    let mut envs: Vec<BugFixEnv> =
+        repeated.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 8
+/// Pass rate of each task from `n` consecutive episodes per task (the layout of
+/// `sample_episodes`): a pass is a submitted episode whose final source passes the hidden
+/// tests -> one rate per task.
+pub fn per_task_pass_rates(trajs: &[Trajectory], n: usize) -> Vec<f64> {
+    let passed = |t: &Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
+    trajs.chunks(n).map(|g| g.iter().map(passed).sum::<f64>() / n as f64).collect()
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 8
+/// `n` episodes, each on a task drawn uniformly from `tasks` with `rng`, sampled in lockstep.
+pub fn sample_random_tasks(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    n: usize,
+    opts: RolloutOptions,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Trajectory> {
+    let picked: Vec<Task> = (0..n).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
+    let mut envs: Vec<BugFixEnv> =
+        picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
+    rollout_batch(model, &mut envs, &picked, tok, opts, rng).0
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 9
+/// Options of `reinforce_train`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReinforceOptions {
+    pub steps: usize,
+    /// Episodes per step, each on a task drawn uniformly from the training tasks.
+    pub batch_size: usize,
+    pub lr: f64,
+    pub mode: LossMode,
+    pub max_grad_norm: f64,
+    pub seed: u64,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 9
+/// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
+impl Default for ReinforceOptions {
+    fn default() -> Self {
+        let mode = LossMode::TokenMean;
+        Self { steps: 50, batch_size: 32, lr: 1e-3, mode, max_grad_norm: 1.0, seed: 0 }
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 9
+/// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
+/// of each step's sampled batch.
+pub fn reinforce_train(
+    model: &TinyAgent,
+    tasks: &[Task],
+    tok: &Tokenizer,
+    opts: ReinforceOptions,
+) -> Vec<RolloutSummary> {
+    // a batch of one has advantage r - mean(r) = 0: it would train nothing
+    assert!(!tasks.is_empty() && opts.batch_size >= 2, "reinforce_train: needs tasks, batch >= 2");
+    let mut adam = FlatAdam::new(&model.vs, opts.lr);
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut history = vec![];
+    for _ in 0..opts.steps {
+        let rollout = RolloutOptions::default();
+        let trajs = sample_random_tasks(model, tasks, tok, opts.batch_size, rollout, &mut rng);
+        let batch = collate(&trajs, PAD_ID);
+        let advantages = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
+        policy_gradient_step(model, &mut adam, &batch, &advantages, opts.mode, opts.max_grad_norm);
+        history.push(rollout_stats(&trajs));
+    }
+    history
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// Simpson's rule for f on [a, b] with an even number of panels.
+fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
+    let h = (b - a) / panels as f64;
+    let weight = |i: usize| if i % 2 == 1 { 4.0 } else { 2.0 };
+    let inner: f64 = (1..panels).map(|i| weight(i) * f(a + i as f64 * h)).sum();
+    (f(a) + inner + f(b)) * h / 3.0
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// The x in [low, high] with cdf(x) = p, for an increasing cdf, by bisection.
+fn bisect(cdf: &dyn Fn(f64) -> f64, p: f64, (mut low, mut high): (f64, f64)) -> f64 {
+    for _ in 0..64 {
+        let mid = 0.5 * (low + high);
+        if cdf(mid) < p { low = mid } else { high = mid }
+    }
+    0.5 * (low + high)
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// The standard normal quantile: the z with Phi(z) = p, Phi integrated from the density.
+pub fn normal_quantile(p: f64) -> f64 {
+    assert!(p > 0.0 && p < 1.0, "normal_quantile: p must lie in (0, 1)");
+    let density = |x: f64| (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    let cdf = |x: f64| 0.5 + x.signum() * simpson(&density, 0.0, x.abs(), 800);
+    bisect(&cdf, p, (-12.0, 12.0))
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// The Student-t quantile with `df` >= 1 degrees of freedom (not only whole ones). With
+/// x = sqrt(df) tan(theta), P(0 < T < x) is the integral of cos^(df-1) over [0, atan(x /
+/// sqrt(df))] divided by twice its integral over [0, pi/2]: no gamma function needed.
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    assert!(p > 0.0 && p < 1.0 && df >= 1.0, "student_t_quantile: needs 0 < p < 1, df >= 1");
+    let weight = |theta: f64| theta.cos().powf(df - 1.0);
+    let half_mass = simpson(&weight, 0.0, std::f64::consts::FRAC_PI_2, 400);
+    let cdf = |x: f64| {
+        let theta = (x.abs() / df.sqrt()).atan();
+        0.5 + x.signum() * 0.5 * simpson(&weight, 0.0, theta, 400) / half_mass
+    };
+    bisect(&cdf, p, (-1e4, 1e4))
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 10
+/// Mean of independent runs' scores [S] (S >= 2) with Student's t interval at level
+/// 1 - alpha: mean +- t(1 - alpha/2, S - 1) * sd / sqrt(S) -> (mean, low, high).
+pub fn seed_t_interval(scores: &[f64], alpha: f64) -> (f64, f64, f64) {
+    let s = scores.len();
+    assert!(s >= 2, "seed_t_interval: needs two runs");
+    let mean = scores.iter().sum::<f64>() / s as f64;
+    let sd = (scores.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (s - 1) as f64).sqrt();
+    let half = student_t_quantile(1.0 - alpha / 2.0, (s - 1) as f64) * sd / (s as f64).sqrt();
+    (mean, mean - half, mean + half)
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 11
+/// How a table of scores, rows = seeds and columns = tasks, varies: the standard deviation of
+/// a seed's effect, of a task's effect (shared by every seed), and of what is left (the
+/// seed-by-task interaction and the episodes' own noise).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VarianceComponents {
+    pub seed: f64,
+    pub task: f64,
+    pub residual: f64,
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 11
+/// Mean squares of a seeds x tasks table [S][N] -> (seeds, tasks, residual).
+fn mean_squares(m: &[Vec<f64>]) -> (f64, f64, f64) {
+    let (s, n) = (m.len(), m[0].len());
+    assert!(s >= 2 && n >= 2, "mean_squares: needs two seeds and two tasks");
+    let grand = m.iter().flatten().sum::<f64>() / (s * n) as f64;
+    let seed_means: Vec<f64> = m.iter().map(|row| row.iter().sum::<f64>() / n as f64).collect();
+    let task_means: Vec<f64> =
+        (0..n).map(|t| m.iter().map(|row| row[t]).sum::<f64>() / s as f64).collect();
+    let squares = |xs: &[f64]| xs.iter().map(|x| (x - grand).powi(2)).sum::<f64>();
+    let mut residual = 0.0;
+    for (row, seed_mean) in m.iter().zip(&seed_means) {
+        for (x, task_mean) in row.iter().zip(&task_means) {
+            residual += (x - seed_mean - task_mean + grand).powi(2);
+        }
+    }
+    let (s, n) = (s as f64, n as f64);
+    (n * squares(&seed_means) / (s - 1.0), s * squares(&task_means) / (n - 1.0),
+        residual / ((s - 1.0) * (n - 1.0)))
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 11
+/// Variance components of a seeds x tasks table from its mean squares (a negative estimate
+/// counts as 0).
+pub fn variance_components(m: &[Vec<f64>]) -> VarianceComponents {
+    let (s, n) = (m.len() as f64, m[0].len() as f64);
+    let (ms_seed, ms_task, ms_residual) = mean_squares(m);
+    VarianceComponents {
+        seed: ((ms_seed - ms_residual) / n).max(0.0).sqrt(),
+        task: ((ms_task - ms_residual) / s).max(0.0).sqrt(),
+        residual: ms_residual.sqrt(),
+    }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 11
+/// Mean of a seeds x tasks table with a t interval at level 1 - alpha that treats both the
+/// seeds and the task set as samples: variance (ms_seed + max(ms_task - ms_residual, 0)) / (S N),
+/// degrees of freedom by Satterthwaite's approximation -> (mean, low, high).
+pub fn seed_task_interval(m: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
+    let (s, n) = (m.len() as f64, m[0].len() as f64);
+    let mean = m.iter().flatten().sum::<f64>() / (s * n);
+    let (ms_seed, ms_task, ms_residual) = mean_squares(m);
+    let from_seeds = ms_seed / (s * n); // the seed means' spread, over S
+    let from_tasks = (ms_task - ms_residual).max(0.0) / (s * n); // what the shared tasks add
+    let variance = from_seeds + from_tasks;
+    if variance == 0.0 {
+        return (mean, mean, mean);
+    }
+    let df = variance.powi(2) / (from_seeds.powi(2) / (s - 1.0) + from_tasks.powi(2) / (n - 1.0));
+    let half = student_t_quantile(1.0 - alpha / 2.0, df.max(1.0)) * variance.sqrt();
+    (mean, mean - half, mean + half)
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 12
+use tch::nn::OptimizerConfig;
+
+// generated from book/src/06-policy-gradients.md, saved block 12
 /// Adam with libtorch's defaults (betas 0.9, 0.999, eps 1e-8, no weight decay) over one flat
 /// buffer: each trainable parameter of `vs` becomes a view into `values`, and a step gathers
 /// the gradients into `grads` and runs 11 tensor operations in all. Same arithmetic as
@@ -145,7 +505,7 @@ pub struct FlatAdam {
     resetter: nn::Optimizer,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 4
+// generated from book/src/06-policy-gradients.md, saved block 12
 impl FlatAdam {
     /// Moves `vs`'s trainable parameters into one buffer (build one FlatAdam per VarStore).
     pub fn new(vs: &nn::VarStore, lr: f64) -> Self {
@@ -172,7 +532,7 @@ impl FlatAdam {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 5
+// generated from book/src/06-policy-gradients.md, saved block 13
 impl FlatAdam {
     /// Reset every gradient to None, as libtorch's `zero_grad` does (no tensor is written).
     pub fn zero_grad(&mut self) {
@@ -225,365 +585,5 @@ impl FlatAdam {
             offset += p.numel();
         }
     }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 6
-use std::fmt;
-
-// generated from book/src/06-policy-gradients.md, saved block 6
-/// Per-episode averages of a set of trajectories.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RolloutSummary {
-    pub episodes: usize,
-    pub reward: f64,
-    /// Share of episodes that submitted and passed the hidden tests.
-    pub pass_rate: f64,
-    /// Share of calls the environment accepted: well formed, a known tool and op, right arguments.
-    pub valid_calls: f64,
-    pub submit_rate: f64,
-    pub turns: f64,
-    /// Policy tokens per episode.
-    pub action_tokens: f64,
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 6
-/// One line: `reward 0.250  pass 0.250  valid 0.93  submit 0.81  turns 3.20  tokens 14.1`.
-impl fmt::Display for RolloutSummary {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "reward {:.3}  pass {:.3}  valid {:.2}  submit {:.2}  turns {:.2}  tokens {:.1}",
-            self.reward,
-            self.pass_rate,
-            self.valid_calls,
-            self.submit_rate,
-            self.turns,
-            self.action_tokens
-        )
-    }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 6
-/// Summary of trajectories -> reward, pass rate, valid calls, submit rate, turns, tokens.
-pub fn rollout_stats<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>) -> RolloutSummary {
-    let trajs: Vec<&Trajectory> = trajs.into_iter().collect();
-    let n = trajs.len().max(1) as f64;
-    let mean = |f: &dyn Fn(&Trajectory) -> f64| trajs.iter().map(|t| f(t)).sum::<f64>() / n;
-    let calls: usize = trajs.iter().map(|t| t.info.turns).sum();
-    let invalid: usize = trajs.iter().map(|t| t.info.invalid_calls).sum();
-    RolloutSummary {
-        episodes: trajs.len(),
-        reward: mean(&|t| t.reward),
-        pass_rate: mean(&|t| (t.info.submitted && t.info.hidden_pass) as u8 as f64),
-        valid_calls: 1.0 - invalid as f64 / calls.max(1) as f64,
-        submit_rate: mean(&|t| t.info.submitted as u8 as f64),
-        turns: mean(&|t| t.info.turns as f64),
-        action_tokens: mean(&|t| t.action_mask.sum(tch::Kind::Float).double_value(&[])),
-    }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 7
-use rand::{Rng, SeedableRng};
-
-// generated from book/src/06-policy-gradients.md, saved block 7
-use rand_chacha::ChaCha8Rng;
-
-// generated from book/src/06-policy-gradients.md, saved block 7
-/// Which scripted player a demonstration episode comes from (Chapter 4's policies).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Demonstrator {
-    /// `read_then_random`: read, one of the five repairs at random, submit.
-    ReadThenRandom,
-    /// The `random` policy: any tool, any op, now and then a malformed call.
-    Random,
-    /// The true oracle (`oracle_policy` given the task's repair): read, fix, test, submit.
-    Oracle,
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 7
-impl Demonstrator {
-    /// The policy of one episode of this demonstrator on `task`.
-    pub fn policy(self, task: &Task, seed: u64) -> Policy {
-        match self {
-            Demonstrator::ReadThenRandom => read_then_random(seed),
-            Demonstrator::Random => scripted_policy(PolicyKind::Random, seed),
-            Demonstrator::Oracle => oracle_policy(vec![task.family.op()]),
-        }
-    }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 8
-/// Options of `make_base_agent`: which scripted players to imitate, how much, how long.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BaseAgentOptions {
-    pub seed: u64,
-    /// (demonstrator, episodes): episode i plays train task i (cycling past the last task).
-    pub demos: Vec<(Demonstrator, usize)>,
-    pub steps: usize,
-    pub batch_size: usize,
-    pub lr: f64,
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 8
-/// Defaults: seed 0, 1,000 read-then-random and 200 random episodes, 200 steps of 16, lr 3e-3.
-impl Default for BaseAgentOptions {
-    fn default() -> Self {
-        let demos = vec![(Demonstrator::ReadThenRandom, 1000), (Demonstrator::Random, 200)];
-        Self { seed: 0, demos, steps: 200, batch_size: 16, lr: 3e-3 }
-    }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 8
-/// Scripted episodes on `tasks` as `demos` lists them, policy seeds drawn from `seed`.
-pub fn scripted_demos(
-    tasks: &[Task],
-    tok: &Tokenizer,
-    demos: &[(Demonstrator, usize)],
-    seed: u64,
-) -> Vec<Trajectory> {
-    let mut seeds = ChaCha8Rng::seed_from_u64(seed);
-    let mut env = BugFixEnv::new(BugFixEnvOptions::default());
-    let mut episodes = vec![];
-    for &(demonstrator, n) in demos {
-        for task in tasks.iter().cycle().take(n) {
-            let mut policy = demonstrator.policy(task, seeds.gen());
-            let opts = RolloutOptions::default();
-            episodes.push(scripted_rollout(&mut *policy, &mut env, task, tok, opts));
-        }
-    }
-    episodes
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 9
-/// A fresh TinyAgent trained to maximize log pi of the demos' policy tokens (`opts.steps`
-/// minibatches of `opts.batch_size` demos drawn with replacement, Adam at `opts.lr`).
-pub fn behavior_clone(tok: &Tokenizer, demos: &[Trajectory], opts: &BaseAgentOptions) -> TinyAgent {
-    let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
-    let model = TinyAgent::new(cfg, opts.seed);
-    assert!(!demos.is_empty(), "behavior_clone: no demonstrations to clone");
-    let mut adam = FlatAdam::new(&model.vs, opts.lr);
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    for _ in 0..opts.steps {
-        let rows = (0..opts.batch_size).map(|_| &demos[rng.gen_range(0..demos.len())]);
-        let batch = collate(rows, PAD_ID);
-        let logp = sequence_log_probs(&model, &batch.ids); // [B, T-1]
-        adam.backward_step(&-masked_mean(&logp, &batch.action_mask, None)); // maximize log pi
-    }
-    model
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 9
-/// TinyAgent behavior-cloned on well-formed but unskilled scripted play on the train `tasks`.
-pub fn make_base_agent(tok: &Tokenizer, tasks: &[Task], opts: BaseAgentOptions) -> TinyAgent {
-    let demos = scripted_demos(tasks, tok, &opts.demos, opts.seed);
-    behavior_clone(tok, &demos, &opts)
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 10
-/// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
-pub fn sample_episodes(
-    model: &TinyAgent,
-    tasks: &[Task],
-    tok: &Tokenizer,
-    n: usize,
-    seed: u64,
-) -> Vec<Trajectory> {
-    let repeated: Vec<Task> =
-        tasks.iter().flat_map(|t| std::iter::repeat_n(t.clone(), n)).collect();
-    let mut envs: Vec<BugFixEnv> =
-        repeated.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 10
-/// Pass rate of each task from `n` consecutive episodes per task (the layout of
-/// `sample_episodes`): a pass is a submitted episode whose final source passes the hidden
-/// tests -> one rate per task.
-pub fn per_task_pass_rates(trajs: &[Trajectory], n: usize) -> Vec<f64> {
-    let passed = |t: &Trajectory| (t.info.submitted && t.info.hidden_pass) as u8 as f64;
-    trajs.chunks(n).map(|g| g.iter().map(passed).sum::<f64>() / n as f64).collect()
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 10
-/// `n` episodes, each on a task drawn uniformly from `tasks` with `rng`, sampled in lockstep.
-pub fn sample_random_tasks(
-    model: &TinyAgent,
-    tasks: &[Task],
-    tok: &Tokenizer,
-    n: usize,
-    opts: RolloutOptions,
-    rng: &mut ChaCha8Rng,
-) -> Vec<Trajectory> {
-    let picked: Vec<Task> = (0..n).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect();
-    let mut envs: Vec<BugFixEnv> =
-        picked.iter().map(|_| BugFixEnv::new(BugFixEnvOptions::default())).collect();
-    rollout_batch(model, &mut envs, &picked, tok, opts, rng).0
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 11
-/// Options of `reinforce_train`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ReinforceOptions {
-    pub steps: usize,
-    /// Episodes per step, each on a task drawn uniformly from the training tasks.
-    pub batch_size: usize,
-    pub lr: f64,
-    pub mode: LossMode,
-    pub max_grad_norm: f64,
-    pub seed: u64,
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 11
-/// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
-impl Default for ReinforceOptions {
-    fn default() -> Self {
-        let mode = LossMode::TokenMean;
-        Self { steps: 50, batch_size: 32, lr: 1e-3, mode, max_grad_norm: 1.0, seed: 0 }
-    }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 11
-/// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
-/// of each step's sampled batch.
-pub fn reinforce_train(
-    model: &TinyAgent,
-    tasks: &[Task],
-    tok: &Tokenizer,
-    opts: ReinforceOptions,
-) -> Vec<RolloutSummary> {
-    // a batch of one has advantage r - mean(r) = 0: it would train nothing
-    assert!(!tasks.is_empty() && opts.batch_size >= 2, "reinforce_train: needs tasks, batch >= 2");
-    let mut adam = FlatAdam::new(&model.vs, opts.lr);
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let mut history = vec![];
-    for _ in 0..opts.steps {
-        let rollout = RolloutOptions::default();
-        let trajs = sample_random_tasks(model, tasks, tok, opts.batch_size, rollout, &mut rng);
-        let batch = collate(&trajs, PAD_ID);
-        let advantages = &batch.rewards - batch.rewards.mean(Kind::Float); // [B]
-        policy_gradient_step(model, &mut adam, &batch, &advantages, opts.mode, opts.max_grad_norm);
-        history.push(rollout_stats(&trajs));
-    }
-    history
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 12
-/// Simpson's rule for f on [a, b] with an even number of panels.
-fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
-    let h = (b - a) / panels as f64;
-    let weight = |i: usize| if i % 2 == 1 { 4.0 } else { 2.0 };
-    let inner: f64 = (1..panels).map(|i| weight(i) * f(a + i as f64 * h)).sum();
-    (f(a) + inner + f(b)) * h / 3.0
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 12
-/// The x in [low, high] with cdf(x) = p, for an increasing cdf, by bisection.
-fn bisect(cdf: &dyn Fn(f64) -> f64, p: f64, (mut low, mut high): (f64, f64)) -> f64 {
-    for _ in 0..64 {
-        let mid = 0.5 * (low + high);
-        if cdf(mid) < p { low = mid } else { high = mid }
-    }
-    0.5 * (low + high)
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 12
-/// The standard normal quantile: the z with Phi(z) = p, Phi integrated from the density.
-pub fn normal_quantile(p: f64) -> f64 {
-    assert!(p > 0.0 && p < 1.0, "normal_quantile: p must lie in (0, 1)");
-    let density = |x: f64| (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
-    let cdf = |x: f64| 0.5 + x.signum() * simpson(&density, 0.0, x.abs(), 800);
-    bisect(&cdf, p, (-12.0, 12.0))
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 12
-/// The Student-t quantile with `df` >= 1 degrees of freedom (not only whole ones). With
-/// x = sqrt(df) tan(theta), P(0 < T < x) is the integral of cos^(df-1) over [0, atan(x /
-/// sqrt(df))] divided by twice its integral over [0, pi/2]: no gamma function needed.
-pub fn student_t_quantile(p: f64, df: f64) -> f64 {
-    assert!(p > 0.0 && p < 1.0 && df >= 1.0, "student_t_quantile: needs 0 < p < 1, df >= 1");
-    let weight = |theta: f64| theta.cos().powf(df - 1.0);
-    let half_mass = simpson(&weight, 0.0, std::f64::consts::FRAC_PI_2, 400);
-    let cdf = |x: f64| {
-        let theta = (x.abs() / df.sqrt()).atan();
-        0.5 + x.signum() * 0.5 * simpson(&weight, 0.0, theta, 400) / half_mass
-    };
-    bisect(&cdf, p, (-1e4, 1e4))
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 12
-/// Mean of independent runs' scores [S] (S >= 2) with Student's t interval at level
-/// 1 - alpha: mean +- t(1 - alpha/2, S - 1) * sd / sqrt(S) -> (mean, low, high).
-pub fn seed_t_interval(scores: &[f64], alpha: f64) -> (f64, f64, f64) {
-    let s = scores.len();
-    assert!(s >= 2, "seed_t_interval: needs two runs");
-    let mean = scores.iter().sum::<f64>() / s as f64;
-    let sd = (scores.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (s - 1) as f64).sqrt();
-    let half = student_t_quantile(1.0 - alpha / 2.0, (s - 1) as f64) * sd / (s as f64).sqrt();
-    (mean, mean - half, mean + half)
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 13
-/// How a table of scores, rows = seeds and columns = tasks, varies: the standard deviation of
-/// a seed's effect, of a task's effect (shared by every seed), and of what is left (the
-/// seed-by-task interaction and the episodes' own noise).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VarianceComponents {
-    pub seed: f64,
-    pub task: f64,
-    pub residual: f64,
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 13
-/// Mean squares of a seeds x tasks table [S][N] -> (seeds, tasks, residual).
-fn mean_squares(m: &[Vec<f64>]) -> (f64, f64, f64) {
-    let (s, n) = (m.len(), m[0].len());
-    assert!(s >= 2 && n >= 2, "mean_squares: needs two seeds and two tasks");
-    let grand = m.iter().flatten().sum::<f64>() / (s * n) as f64;
-    let seed_means: Vec<f64> = m.iter().map(|row| row.iter().sum::<f64>() / n as f64).collect();
-    let task_means: Vec<f64> =
-        (0..n).map(|t| m.iter().map(|row| row[t]).sum::<f64>() / s as f64).collect();
-    let squares = |xs: &[f64]| xs.iter().map(|x| (x - grand).powi(2)).sum::<f64>();
-    let mut residual = 0.0;
-    for (row, seed_mean) in m.iter().zip(&seed_means) {
-        for (x, task_mean) in row.iter().zip(&task_means) {
-            residual += (x - seed_mean - task_mean + grand).powi(2);
-        }
-    }
-    let (s, n) = (s as f64, n as f64);
-    (n * squares(&seed_means) / (s - 1.0), s * squares(&task_means) / (n - 1.0),
-        residual / ((s - 1.0) * (n - 1.0)))
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 13
-/// Variance components of a seeds x tasks table from its mean squares (a negative estimate
-/// counts as 0).
-pub fn variance_components(m: &[Vec<f64>]) -> VarianceComponents {
-    let (s, n) = (m.len() as f64, m[0].len() as f64);
-    let (ms_seed, ms_task, ms_residual) = mean_squares(m);
-    VarianceComponents {
-        seed: ((ms_seed - ms_residual) / n).max(0.0).sqrt(),
-        task: ((ms_task - ms_residual) / s).max(0.0).sqrt(),
-        residual: ms_residual.sqrt(),
-    }
-}
-
-// generated from book/src/06-policy-gradients.md, saved block 13
-/// Mean of a seeds x tasks table with a t interval at level 1 - alpha that treats both the
-/// seeds and the task set as samples: variance (ms_seed + max(ms_task - ms_residual, 0)) / (S N),
-/// degrees of freedom by Satterthwaite's approximation -> (mean, low, high).
-pub fn seed_task_interval(m: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
-    let (s, n) = (m.len() as f64, m[0].len() as f64);
-    let mean = m.iter().flatten().sum::<f64>() / (s * n);
-    let (ms_seed, ms_task, ms_residual) = mean_squares(m);
-    let from_seeds = ms_seed / (s * n); // the seed means' spread, over S
-    let from_tasks = (ms_task - ms_residual).max(0.0) / (s * n); // what the shared tasks add
-    let variance = from_seeds + from_tasks;
-    if variance == 0.0 {
-        return (mean, mean, mean);
-    }
-    let df = variance.powi(2) / (from_seeds.powi(2) / (s - 1.0) + from_tasks.powi(2) / (n - 1.0));
-    let half = student_t_quantile(1.0 - alpha / 2.0, df.max(1.0)) * variance.sqrt();
-    (mean, mean - half, mean + half)
 }
 
