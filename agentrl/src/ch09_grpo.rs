@@ -536,53 +536,6 @@ pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
 }
 
 // generated from book/src/09-grpo.md, saved block 14
-/// `rows` of `batch` sorted by length (ties keep their order), cut into micro-batches of
-/// `size` rows: each is padded only to its own longest episode by `batch_rows`.
-pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usize>> {
-    let lengths = batch.attention_mask.sum_dim_intlist(1, false, Kind::Int64); // [B]
-    let lengths = Vec::<i64>::try_from(lengths).expect("lengths");
-    let mut sorted = rows.to_vec();
-    sorted.sort_by_key(|&r| lengths[r]);
-    sorted.chunks(size.max(1)).map(<[usize]>::to_vec).collect()
-}
-
-// generated from book/src/09-grpo.md, saved block 14
-/// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
-/// tokens, the sequences that have one, or B * norm; at least 1.
-pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
-    let b = mask.size()[0];
-    let total = |x: &Tensor| x.to_kind(Kind::Float).sum(Kind::Float).double_value(&[]);
-    let n = match mode {
-        LossMode::TokenMean => total(&mask.gt(0.0)),
-        LossMode::SeqMeanTokenMean | LossMode::SeqMeanTokenSum => {
-            total(&mask.gt(0.0).any_dim(1, false))
-        }
-        LossMode::ConstantNorm { norm } => b as f64 * norm,
-    };
-    n.max(1.0)
-}
-
-// generated from book/src/09-grpo.md, saved block 14
-/// Log-probs of ids[:, 1:] for every row at `temperature` (1: the model's own), without
-/// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
-pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
-    let opts = SamplingOptions { temperature, ..Default::default() };
-    let out = batch.action_mask.zeros_like(); // [B, T-1]
-    let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
-    for rows in micro_batches(batch, &all, size) {
-        let mb = batch_rows(batch, &rows);
-        let (ids, t1) = (&mb.ids, mb.ids.size()[1] - 1); // ids: [b, t]
-        let logits = tch::no_grad(|| model.forward(&ids.narrow(1, 0, t1))); // [b, t-1, V]
-        let targets = ids.narrow(1, 1, t1).unsqueeze(-1); // [b, t-1, 1]
-        let logp = sampling_log_probs(&logits, opts).gather(-1, &targets, false).squeeze_dim(-1);
-        let real = mb.attention_mask.narrow(1, 1, t1).gt(0.0); // a shorter row's padding: 0
-        let logp = logp.where_self(&real, &logp.zeros_like());
-        let _ = out.narrow(1, 0, t1).index_copy_(0, &row_index(&rows), &logp);
-    }
-    out
-}
-
-// generated from book/src/09-grpo.md, saved block 15
 /// What every micro-batch of one `rl_update` reads: the batch, its advantages [B], and the
 /// log-probs [B, T-1] of pi_old and of the reference, computed before the first step.
 pub struct UpdateInputs<'a> {
@@ -592,38 +545,12 @@ pub struct UpdateInputs<'a> {
     pub ref_logp: Option<Tensor>,
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 14
 /// Extra loss terms for one micro-batch: (logits [b, T-1, V], logp [b, T-1], ref_logp,
 /// action mask, its share of the minibatch) -> a scalar reduced as `cfg.loss_mode` reduces.
 pub type LossTerms<'a> = &'a dyn Fn(&Tensor, &Tensor, Option<&Tensor>, &Tensor, f64) -> Tensor;
 
 // generated from book/src/09-grpo.md, saved block 15
-/// `loss_normalizer` of an action mask [b, T-1] for each of `cfg`'s loss terms: the policy
-/// loss (GSPO's is a sequence mean), the KL and extra terms, and the policy tokens.
-#[derive(Clone, Copy, Debug)]
-pub struct LossNorms {
-    pub policy: f64,
-    pub terms: f64,
-    pub tokens: f64,
-}
-
-// generated from book/src/09-grpo.md, saved block 15
-impl LossNorms {
-    /// The normalizers of `mask` under `cfg`.
-    pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {
-        let policy_mode = match cfg.ratio {
-            RatioLevel::Token => cfg.loss_mode,
-            RatioLevel::Sequence => LossMode::SeqMeanTokenMean,
-        };
-        Self {
-            policy: loss_normalizer(mask, policy_mode),
-            terms: loss_normalizer(mask, cfg.loss_mode),
-            tokens: loss_normalizer(mask, LossMode::TokenMean),
-        }
-    }
-}
-
-// generated from book/src/09-grpo.md, saved block 16
 /// Forward and backward on the micro-batch `rows` of a minibatch whose normalizers are
 /// `whole`, every loss term scaled by its share of the minibatch -> statistics, weighted
 /// the same way.
@@ -673,7 +600,7 @@ pub fn micro_backward(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 16
 /// `cfg.epochs` passes of (at most) `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 // eight inputs, each a different thing the caller owns (model, optimizer, batch, ...)
@@ -730,20 +657,20 @@ pub fn rl_update(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
 pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
     assert!(!tasks.is_empty(), "draw_tasks: no tasks to draw from");
     (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// A group carries a learning signal when its rewards are not all equal.
 pub fn has_signal(group: &[Trajectory]) -> bool {
     group.iter().any(|t| t.reward != group[0].reward)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -764,7 +691,7 @@ pub fn sample_step(
     (kept, all)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// One step of `train_rl`: what was sampled, how many episodes were kept, the update, and
 /// (every `eval_every` steps) an evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -776,7 +703,7 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// Panics unless `cfg` can train on `tasks`: tasks to draw, groups of two or more (a group of
 /// one never has signal, so all would be dropped, unless `keep_zero_signal`), a KL
 /// coefficient >= 0, a reference model whenever it is > 0, and, for a KL in the reward, a
@@ -792,7 +719,7 @@ pub fn check_rl_config(cfg: &RLConfig, tasks: &[Task], has_ref_model: bool, has_
         sample hook that subtracts it (Chapter 10's train_regularized)");
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -801,7 +728,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>);
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -811,7 +738,7 @@ pub type UpdateHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> UpdateStats;
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
@@ -828,7 +755,7 @@ pub struct TrainOptions<'a> {
     pub update: Option<UpdateHook<'a>>,
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
 impl Default for TrainOptions<'_> {
     fn default() -> Self {
@@ -843,7 +770,7 @@ impl Default for TrainOptions<'_> {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 20
+// generated from book/src/09-grpo.md, saved block 19
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
@@ -858,7 +785,7 @@ pub fn grpo_update(
     rl_update(model, opt, &batch, &advantages, cfg, ref_model, None, rng)
 }
 
-// generated from book/src/09-grpo.md, saved block 20
+// generated from book/src/09-grpo.md, saved block 19
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,
@@ -901,7 +828,7 @@ pub fn train_rl(
     history
 }
 
-// generated from book/src/09-grpo.md, saved block 21
+// generated from book/src/09-grpo.md, saved block 20
 /// Options of `gspo_policy_loss`: its clip range, three orders of magnitude narrower than
 /// PPO's because a sequence ratio is a geometric mean of token ratios.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -910,7 +837,7 @@ pub struct GspoOptions {
     pub clip_high: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 21
+// generated from book/src/09-grpo.md, saved block 20
 /// Defaults: clip_low 3e-4, clip_high 4e-4.
 impl Default for GspoOptions {
     fn default() -> Self {
@@ -918,7 +845,7 @@ impl Default for GspoOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 21
+// generated from book/src/09-grpo.md, saved block 20
 /// Sequence-level clipped surrogate: logp, old_logp, mask [B, T]; advantages [B] -> (loss,
 /// stats). The ratio is exp(mean log-ratio) of each sequence; every token gets its gradient.
 pub fn gspo_policy_loss(
@@ -954,5 +881,78 @@ pub fn gspo_policy_loss(
         ..Default::default()
     };
     (loss, stats)
+}
+
+// generated from book/src/09-grpo.md, saved block 21
+/// `rows` of `batch` sorted by length (ties keep their order), cut into micro-batches of
+/// `size` rows: each is padded only to its own longest episode by `batch_rows`.
+pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usize>> {
+    let lengths = batch.attention_mask.sum_dim_intlist(1, false, Kind::Int64); // [B]
+    let lengths = Vec::<i64>::try_from(lengths).expect("lengths");
+    let mut sorted = rows.to_vec();
+    sorted.sort_by_key(|&r| lengths[r]);
+    sorted.chunks(size.max(1)).map(<[usize]>::to_vec).collect()
+}
+
+// generated from book/src/09-grpo.md, saved block 21
+/// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
+/// tokens, the sequences that have one, or B * norm; at least 1.
+pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
+    let b = mask.size()[0];
+    let total = |x: &Tensor| x.to_kind(Kind::Float).sum(Kind::Float).double_value(&[]);
+    let n = match mode {
+        LossMode::TokenMean => total(&mask.gt(0.0)),
+        LossMode::SeqMeanTokenMean | LossMode::SeqMeanTokenSum => {
+            total(&mask.gt(0.0).any_dim(1, false))
+        }
+        LossMode::ConstantNorm { norm } => b as f64 * norm,
+    };
+    n.max(1.0)
+}
+
+// generated from book/src/09-grpo.md, saved block 21
+/// Log-probs of ids[:, 1:] for every row at `temperature` (1: the model's own), without
+/// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
+pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
+    let opts = SamplingOptions { temperature, ..Default::default() };
+    let out = batch.action_mask.zeros_like(); // [B, T-1]
+    let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
+    for rows in micro_batches(batch, &all, size) {
+        let mb = batch_rows(batch, &rows);
+        let (ids, t1) = (&mb.ids, mb.ids.size()[1] - 1); // ids: [b, t]
+        let logits = tch::no_grad(|| model.forward(&ids.narrow(1, 0, t1))); // [b, t-1, V]
+        let targets = ids.narrow(1, 1, t1).unsqueeze(-1); // [b, t-1, 1]
+        let logp = sampling_log_probs(&logits, opts).gather(-1, &targets, false).squeeze_dim(-1);
+        let real = mb.attention_mask.narrow(1, 1, t1).gt(0.0); // a shorter row's padding: 0
+        let logp = logp.where_self(&real, &logp.zeros_like());
+        let _ = out.narrow(1, 0, t1).index_copy_(0, &row_index(&rows), &logp);
+    }
+    out
+}
+
+// generated from book/src/09-grpo.md, saved block 22
+/// `loss_normalizer` of an action mask [b, T-1] for each of `cfg`'s loss terms: the policy
+/// loss (GSPO's is a sequence mean), the KL and extra terms, and the policy tokens.
+#[derive(Clone, Copy, Debug)]
+pub struct LossNorms {
+    pub policy: f64,
+    pub terms: f64,
+    pub tokens: f64,
+}
+
+// generated from book/src/09-grpo.md, saved block 22
+impl LossNorms {
+    /// The normalizers of `mask` under `cfg`.
+    pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {
+        let policy_mode = match cfg.ratio {
+            RatioLevel::Token => cfg.loss_mode,
+            RatioLevel::Sequence => LossMode::SeqMeanTokenMean,
+        };
+        Self {
+            policy: loss_normalizer(mask, policy_mode),
+            terms: loss_normalizer(mask, cfg.loss_mode),
+            tokens: loss_normalizer(mask, LossMode::TokenMean),
+        }
+    }
 }
 
