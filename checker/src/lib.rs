@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod libtorch;
 pub mod mkl;
 pub mod progress;
+pub mod prose;
 pub mod program;
 pub mod qwen3;
 pub mod refresh;
@@ -333,6 +334,16 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     drop(work_lock);
     progress.finish();
     let Outcome { mut summary, mut failed_ids, refreshable, broken } = reports?;
+    // prose that quotes an interval no output prints: after a refresh, the reading to rewrite
+    for problem in prose::unprinted_intervals(&book, &selected) {
+        writeln!(out, "error: {problem}")?;
+        let id = (book.chapters.iter()).find(|c| c.path == problem.path).map(|c| c.id.clone());
+        if let Some(id) = id.filter(|id| !failed_ids.contains(id)) {
+            summary.passed = summary.passed.saturating_sub(1);
+            summary.failed += 1;
+            failed_ids.push(id);
+        }
+    }
     if let Some(m) = &malformed {
         let id = tangle::book::chapter_file_parts(&m.path.file_name().unwrap_or_default().to_string_lossy())
             .map(|(id, _)| id);
