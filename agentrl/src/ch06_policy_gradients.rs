@@ -485,9 +485,19 @@ pub fn seed_task_interval(m: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 12
+/// The book's 95% interval for a table of per-task scores, rows = seeds: `seed_task_interval`
+/// for several seeds; for one row (a scripted policy, which has no seeds) a bootstrap over
+/// tasks (`bootstrap_ci`). A rate's interval (`rate`) is cut at 0 and 1 -> (mean, low, high).
+pub fn table_interval(m: &[Vec<f64>], rate: bool, rng: &mut ChaCha8Rng) -> (f64, f64, f64) {
+    let (mean, low, high) =
+        if m.len() == 1 { bootstrap_ci(m, rng) } else { seed_task_interval(m, 0.05) };
+    if rate { (mean, low.max(0.0), high.min(1.0)) } else { (mean, low, high) }
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 13
 use tch::nn::OptimizerConfig;
 
-// generated from book/src/06-policy-gradients.md, saved block 12
+// generated from book/src/06-policy-gradients.md, saved block 13
 /// Adam with libtorch's defaults (betas 0.9, 0.999, eps 1e-8, no weight decay) over one flat
 /// buffer: each trainable parameter of `vs` becomes a view into `values`, and a step gathers
 /// the gradients into `grads` and runs 11 tensor operations in all. Same arithmetic as
@@ -505,7 +515,7 @@ pub struct FlatAdam {
     resetter: nn::Optimizer,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 12
+// generated from book/src/06-policy-gradients.md, saved block 13
 impl FlatAdam {
     /// Moves `vs`'s trainable parameters into one buffer (build one FlatAdam per VarStore).
     pub fn new(vs: &nn::VarStore, lr: f64) -> Self {
@@ -532,7 +542,7 @@ impl FlatAdam {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 13
+// generated from book/src/06-policy-gradients.md, saved block 14
 impl FlatAdam {
     /// Reset every gradient to None, as libtorch's `zero_grad` does (no tensor is written).
     pub fn zero_grad(&mut self) {
