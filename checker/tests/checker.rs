@@ -131,6 +131,34 @@ fn unknown_selector_lists_the_valid_chapters() {
 }
 
 #[test]
+fn prose_quoting_an_interval_no_output_prints_fails_its_chapter() {
+    let f = Fixture::new("good");
+    let text = f.read("02-tensors.md");
+    let edited = format!("{text}\nThe sum's interval, [13.5, 14.5], is where it lands.\n");
+    std::fs::write(f.chapter("02-tensors.md"), &edited).unwrap();
+    let (code, out) = f.run(&["--chapters", "all"]);
+    assert_eq!(code, 1, "{out}");
+    let line = edited.lines().count();
+    assert_contains(
+        &out,
+        &[
+            "chapter 02 (book/src/02-tensors.md): ok",
+            &format!("error: book/src/02-tensors.md:{line}: the prose quotes the interval [13.5, 14.5]"),
+            "failed: 02",
+            "1 passed, 1 failed",
+        ],
+    );
+    // once an output prints it, the same prose passes
+    let printed = edited.replace("from chapter 1: 2\n```", "from chapter 1: 2\n```\n")
+        .replace("println!(\"from chapter 1: {}\", arl::add(1, 1));",
+            "println!(\"from chapter 1: {}\", arl::add(1, 1));\nprintln!(\"[13.5, 14.5]\");")
+        .replace("from chapter 1: 2\n```\n", "from chapter 1: 2\n[13.5, 14.5]\n```");
+    std::fs::write(f.chapter("02-tensors.md"), &printed).unwrap();
+    let (code, out) = f.run(&["--chapters", "all"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
 fn mismatch_shows_a_diff_at_the_output_line_and_refresh_fixes_only_that() {
     let f = Fixture::new("mismatch");
     let before = f.read("01-mismatch.md");
