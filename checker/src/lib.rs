@@ -606,8 +606,8 @@ fn build_step<'a>(
     let in_saved_code = |k: usize| {
         let c = &ctx.book.chapters[k];
         locations.iter().any(|(path, line)| {
-            *path == c.path
-                && c.saved_blocks().any(|b| (b.code_line..b.code_line + b.code.lines().count().max(1)).contains(line))
+            c.saved_blocks()
+                .any(|b| *path == b.path && (b.code_line..b.code_line + b.code.lines().count().max(1)).contains(line))
         })
     };
     let culprit = (0..=p.index).find(|&k| in_saved_code(k));
@@ -791,6 +791,8 @@ fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, new_source: Str
     // which the program's line comments carry).
     let mut refreshed = chapter.clone();
     refreshed.blocks = tangle::book::parse_blocks(&chapter.path, &new_source)?;
+    // a part's blocks follow the chapter file's (refresh writes only the chapter's file)
+    refreshed.blocks.extend(chapter.blocks.iter().filter(|b| b.path != chapter.path).cloned());
     refreshed.source = new_source;
     let index = ctx.book.index_of(&chapter.id).expect("a chapter of the book");
     let mut book = ctx.book.clone();

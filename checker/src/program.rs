@@ -104,7 +104,7 @@ pub fn generate(book: &Book, chapter_index: usize) -> Result<Program, BookError>
     for block in chapter.blocks.iter().filter(|b| b.kind == BlockKind::Saved) {
         for item in library::saved_items(chapter, block)? {
             if let Some(item) = uses.admit(item) {
-                main.push_item(chapter, &item);
+                main.push_item(&item);
             }
         }
     }

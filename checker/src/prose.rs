@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
 
-use tangle::book::{html_comments, Book, Chapter, LineIndex};
+use tangle::book::{html_comments, Book, CodeBlock, LineIndex};
 
 /// An interval in a chapter's prose that no recorded output prints.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,41 +98,44 @@ pub fn unprinted_intervals(book: &Book, selected: &[usize]) -> Vec<UnprintedInte
     let mut problems = Vec::new();
     for &index in selected {
         let chapter = &book.chapters[index];
-        let lines = LineIndex::new(&chapter.source);
-        for (start, text) in prose(chapter) {
-            for found in intervals(text) {
-                if printed.contains(&found.ends) {
-                    continue;
+        let pages = std::iter::once((&chapter.path, chapter.source.as_str()))
+            .chain(chapter.parts.iter().map(|p| (&p.path, p.source.as_str())));
+        for (path, source) in pages {
+            let lines = LineIndex::new(source);
+            for (start, text) in prose(source, chapter.blocks.iter().filter(|b| b.path == *path)) {
+                for found in intervals(text) {
+                    if printed.contains(&found.ends) {
+                        continue;
+                    }
+                    let mut from = found.range.start.saturating_sub(16);
+                    while !text.is_char_boundary(from) {
+                        from += 1;
+                    }
+                    let before = text[from..found.range.start].to_lowercase();
+                    let approximate = ["about ", "roughly ", "≈"].iter().any(|w| before.contains(w));
+                    let (low, high) = &found.ends;
+                    if approximate
+                        && numbers.iter().any(|&(a, b)| rounded_like(a, low) == *low && rounded_like(b, high) == *high)
+                    {
+                        continue;
+                    }
+                    problems.push(UnprintedInterval {
+                        path: path.clone(),
+                        line: lines.line_of(start + found.range.start),
+                        quoted: text[found.range.clone()].to_string(),
+                    });
                 }
-                let mut from = found.range.start.saturating_sub(16);
-                while !text.is_char_boundary(from) {
-                    from += 1;
-                }
-                let before = text[from..found.range.start].to_lowercase();
-                let approximate = ["about ", "roughly ", "≈"].iter().any(|w| before.contains(w));
-                let (low, high) = &found.ends;
-                if approximate
-                    && numbers.iter().any(|&(a, b)| rounded_like(a, low) == *low && rounded_like(b, high) == *high)
-                {
-                    continue;
-                }
-                problems.push(UnprintedInterval {
-                    path: chapter.path.clone(),
-                    line: lines.line_of(start + found.range.start),
-                    quoted: text[found.range.clone()].to_string(),
-                });
             }
         }
     }
     problems
 }
 
-/// The stretches of a chapter's source that are prose: everything but fenced blocks, recorded
-/// outputs and HTML comments, as (byte offset, text).
-fn prose(chapter: &Chapter) -> Vec<(usize, &str)> {
-    let source = chapter.source.as_str();
+/// The stretches of a page's source that are prose: everything but its fenced blocks (`blocks`,
+/// parsed from `source`), recorded outputs and HTML comments, as (byte offset, text).
+fn prose<'a>(source: &'a str, blocks: impl Iterator<Item = &'a CodeBlock>) -> Vec<(usize, &'a str)> {
     let mut hidden: Vec<std::ops::Range<usize>> = html_comments(source);
-    for block in &chapter.blocks {
+    for block in blocks {
         hidden.push(block.span.clone());
         if let Some(output) = &block.output {
             hidden.push(output.span.clone());

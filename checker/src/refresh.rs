@@ -152,6 +152,7 @@ mod tests {
             blocks: tangle::book::parse_blocks(&path, src).unwrap(),
             path,
             source: src.into(),
+            parts: vec![],
         }
     }
 

@@ -65,6 +65,7 @@ mod tests {
                     path: PathBuf::from(format!("book/src/{id}-x.md")),
                     source: String::new(),
                     blocks: vec![],
+                    parts: vec![],
                 })
                 .collect(),
             unlisted: vec![],

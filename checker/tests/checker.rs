@@ -629,6 +629,27 @@ fn run_block_errors_point_at_the_book_never_at_generated_code() {
 }
 
 #[test]
+fn a_chapters_code_page_is_compiled_with_it_and_its_errors_name_the_page() {
+    let f = Fixture::new("part");
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["2 passed, 0 failed"]);
+    // A type error on the page: reported at the page's line, and chapter 1 is the culprit.
+    let page = f.read("01-one-code.md").replace("    x * 2", "    \"twice\"");
+    std::fs::write(f.chapter("01-one-code.md"), page).unwrap();
+    let (code, out) = f.run(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &[
+            "error[E0308]",
+            "--> book/src/01-one-code.md:9:",
+            "chapter 02 (book/src/02-two.md): skipped: needs chapter 01, which does not compile",
+        ],
+    );
+}
+
+#[test]
 fn a_chapter_whose_saved_code_does_not_compile_is_reported_once() {
     let f = Fixture::new("broken-saved");
     let (code, out) = f.run(&[]);

@@ -50,6 +50,7 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
         path: path.clone(),
         source: source.to_string(),
         blocks: blocks.clone(),
+        parts: vec![],
     };
     let library_href = library_href(page.source_path, page.title);
 

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
 use crate::page::{render_page, Page};
+use tangle::book::chapter_file_parts;
 
 /// The mdBook minor version whose JSON this preprocessor was written against.
 pub const MDBOOK_VERSION: &str = "0.4";
@@ -44,14 +45,17 @@ pub fn run(input: &str) -> Result<String> {
         Some(key) => key,
         None => bail!("mdBook's book has neither `sections` nor `items`"),
     };
-    walk(&mut book[key], &src_dir, &mut errors);
+    walk(&mut book[key], &src_dir, None, &mut errors);
     if !errors.is_empty() {
         bail!("{}", errors.join("\n"));
     }
     Ok(serde_json::to_string(book)?)
 }
 
-fn walk(items: &mut Value, src_dir: &Path, errors: &mut Vec<String>) {
+/// Render every page of `items`; `parent` is the (id, title) of the chapter they are nested
+/// under: a page of that chapter (the same id) links its saved blocks to the chapter's section
+/// of the library page.
+fn walk(items: &mut Value, src_dir: &Path, parent: Option<(&str, &str)>, errors: &mut Vec<String>) {
     let Some(items) = items.as_array_mut() else { return };
     for item in items {
         let Some(chapter) = item.get_mut("Chapter") else { continue };
@@ -60,7 +64,13 @@ fn walk(items: &mut Value, src_dir: &Path, errors: &mut Vec<String>) {
             .and_then(Value::as_str)
             .or_else(|| chapter.get("path").and_then(Value::as_str))
             .map(str::to_string);
-        let title = chapter.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let own_title = chapter.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let file = source_path.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p));
+        let id = file.and_then(chapter_file_parts).map(|(id, _)| id).unwrap_or_default();
+        let title = match parent {
+            Some((parent_id, parent_title)) if !id.is_empty() && id == parent_id => parent_title.to_string(),
+            _ => own_title,
+        };
         if let (Some(source_path), Some(content)) =
             (source_path, chapter.get("content").and_then(Value::as_str))
         {
@@ -72,7 +82,7 @@ fn walk(items: &mut Value, src_dir: &Path, errors: &mut Vec<String>) {
             }
         }
         if let Some(sub) = chapter.get_mut("sub_items") {
-            walk(sub, src_dir, errors);
+            walk(sub, src_dir, Some((&id, &title)), errors);
         }
     }
 }
@@ -102,6 +112,8 @@ mod tests {
         assert_eq!(ch["number"], serde_json::json!([2]));
         let sub = ch["sub_items"][0]["Chapter"]["content"].as_str().unwrap();
         assert!(sub.contains("arl-saved") && !sub.contains("//@save"), "{sub}");
+        // a page of chapter 2 (the same id) links to chapter 2's section of the library page
+        assert!(sub.contains("library.html#2-fundamentals") && !sub.contains("library.html#sub"), "{sub}");
         assert!(out.get("__non_exhaustive").is_some());
     }
 

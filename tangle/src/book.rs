@@ -57,6 +57,8 @@ pub enum BlockKind {
 #[derive(Debug, Clone)]
 pub struct CodeBlock {
     pub kind: BlockKind,
+    /// The Markdown file the block is in: its chapter's file, or one of the chapter's parts.
+    pub path: PathBuf,
     /// The fence's info string, e.g. `rust,should_panic`.
     pub info: String,
     /// The block's text; for a saved block, without its `//@save` line.
@@ -101,10 +103,36 @@ pub struct Chapter {
     /// Path of the file (the book directory joined with `src/` and `file`).
     pub path: PathBuf,
     pub source: String,
+    /// Its blocks, the chapter file's first, then each part's.
     pub blocks: Vec<CodeBlock>,
+    /// Pages nested under the chapter in SUMMARY.md with the chapter's id (`04-gym-code.md`
+    /// under `04-environments-and-tools.md`): saved code and prose, compiled with the chapter.
+    pub parts: Vec<ChapterPart>,
+}
+
+/// A page of a chapter other than its own file: saved blocks and prose only (its code is
+/// compiled into the chapter's module; run blocks and outputs belong in the chapter's file).
+#[derive(Debug, Clone)]
+pub struct ChapterPart {
+    /// Title as written in SUMMARY.md.
+    pub title: String,
+    /// File name inside `src/`.
+    pub file: String,
+    pub path: PathBuf,
+    pub source: String,
 }
 
 impl Chapter {
+    /// The Markdown text `block` was parsed from: the chapter's file's, or a part's.
+    pub fn source_of(&self, block: &CodeBlock) -> &str {
+        self.parts.iter().find(|p| p.path == block.path).map_or(&self.source, |p| &p.source)
+    }
+
+    /// The file name (inside `src/`) that `block` is in.
+    pub fn file_of(&self, block: &CodeBlock) -> &str {
+        self.parts.iter().find(|p| p.path == block.path).map_or(&self.file, |p| &p.file)
+    }
+
     /// Rust module name of the chapter in `agentrl`: `ch02_rl_fundamentals`, `app_a_math`.
     pub fn module_name(&self) -> String {
         let slug = self.slug.replace('-', "_");
@@ -149,7 +177,7 @@ impl Book {
     pub fn load_partial(dir: &Path) -> Result<(Book, Option<BookError>), BookError> {
         let summary_path = dir.join("src").join("SUMMARY.md");
         let summary = read_text(&summary_path)?;
-        let mut chapters = Vec::new();
+        let mut chapters: Vec<Chapter> = Vec::new();
         let entries = summary_entries(&summary);
         // A chapter named on a line that holds no link (`- [Title] (file.md)`, with a space)
         // would silently drop out of the book.
@@ -186,11 +214,25 @@ impl Book {
                 check_non_chapter_page(dir, &entry.file)?;
                 continue;
             };
+            let nested = summary.lines().nth(entry.line - 1).is_some_and(|l| l.starts_with([' ', '\t']));
+            if let Some(chapter) = chapters.last_mut().filter(|c| c.id == id && nested) {
+                match load_part(dir, entry, chapter) {
+                    Ok(()) => continue,
+                    Err(e) => {
+                        malformed = Some(e);
+                        break;
+                    }
+                }
+            }
             if chapters.iter().any(|c: &Chapter| c.id == id) {
                 return Err(BookError::new(
                     &summary_path,
                     entry.line,
-                    format!("chapter {id} is listed twice"),
+                    format!(
+                        "chapter {id} is listed twice (a page of chapter {id} is nested under it, \
+                         right after it: `  - [Title]({})`)",
+                        entry.file
+                    ),
                 ));
             }
             let path = dir.join("src").join(&entry.file);
@@ -219,6 +261,7 @@ impl Book {
                 path,
                 source,
                 blocks,
+                parts: Vec::new(),
             });
         }
         let mut unlisted: Vec<PathBuf> = std::fs::read_dir(dir.join("src"))
@@ -251,6 +294,30 @@ impl Book {
     pub fn ids(&self) -> Vec<&str> {
         self.chapters.iter().map(|c| c.id.as_str()).collect()
     }
+}
+
+/// Read a part of `chapter` (a page nested under it with its id) and append its blocks. A part
+/// holds saved blocks and prose: a run block's output would have to be refreshed into a second
+/// file, and the chapter's program runs its blocks in one order, the chapter file's.
+fn load_part(dir: &Path, entry: &SummaryEntry, chapter: &mut Chapter) -> Result<(), BookError> {
+    let path = dir.join("src").join(&entry.file);
+    let source = read_text(&path)?;
+    let blocks = parse_blocks(&path, &source)?;
+    if let Some(b) = blocks.iter().find(|b| b.kind == BlockKind::Run || b.output.is_some()) {
+        return Err(BookError::new(
+            &path,
+            b.fence_line,
+            format!(
+                "a page of chapter {} holds saved blocks and prose only; move this run block \
+                 (and its output) to {}, or mark it rust,ignore",
+                chapter.id, chapter.file
+            ),
+        ));
+    }
+    chapter.blocks.extend(blocks);
+    let (title, file) = (entry.title.clone(), entry.file.clone());
+    chapter.parts.push(ChapterPart { title, file, path, source });
+    Ok(())
 }
 
 /// A listed page that is not a chapter (library.md, sources.md) is never compiled, so a
@@ -538,6 +605,7 @@ pub fn parse_blocks(path: &Path, source: &str) -> Result<Vec<CodeBlock>, BookErr
                 pending_text_fence.push(if is_text { Some((start..end, String::new())) } else { None });
                 blocks.push(CodeBlock {
                     kind,
+                    path: path.to_path_buf(),
                     info: info.clone(),
                     code,
                     code_line,

@@ -9,7 +9,7 @@ pub mod book;
 pub mod labs;
 pub mod library;
 
-pub use book::{BlockKind, Book, BookError, Chapter, CodeBlock, OutputBlock};
+pub use book::{BlockKind, Book, BookError, Chapter, ChapterPart, CodeBlock, OutputBlock};
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +97,59 @@ mod tests {
 
     const CH1: &str = "# 1\n\n```rust\n//@save\nuse std::fmt;\n/// One.\npub fn one() -> i64 { 1 }\n```\n\n```rust\n//@save\nuse std::fmt;\n/// Two, from one.\npub fn two() -> i64 { one() + one() }\n```\n";
     const CH2: &str = "# 2\n\n```rust\n//@save\n/// Three, via the crate root.\npub fn three() -> i64 { arl::two() + 1 }\n```\n";
+
+    /// A book whose SUMMARY.md is written out: `summary` lines, then each file.
+    fn book_with_summary(dir: &Path, summary: &str, files: &[(&str, &str)]) -> Result<Book, BookError> {
+        let src = dir.join("book/src");
+        std::fs::create_dir_all(&src).unwrap();
+        for (file, text) in files {
+            std::fs::write(src.join(file), text).unwrap();
+        }
+        std::fs::write(src.join("SUMMARY.md"), summary).unwrap();
+        Book::load(&dir.join("book"))
+    }
+
+    #[test]
+    fn a_page_nested_under_its_chapter_is_part_of_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let summary = "# Summary\n\n- [1. One](01-one.md)\n  - [1.A Code](01-one-code.md)\n- [2. Two](02-two.md)\n";
+        let part = "# Code\n\nThe rest.\n\n```rust\n//@save\n/// Four.\npub fn four() -> i64 { two() + two() }\n```\n";
+        let files = [("01-one.md", CH1), ("01-one-code.md", part), ("02-two.md", CH2)];
+        let book = book_with_summary(tmp.path(), summary, &files).unwrap();
+        assert_eq!(book.ids(), ["01", "02"]);
+        let ch1 = &book.chapters[0];
+        assert_eq!((ch1.parts.len(), ch1.parts[0].file.as_str()), (1, "01-one-code.md"));
+        assert_eq!(ch1.saved_blocks().count(), 3, "the part's block is the chapter's third");
+        let tangled = tangle_book(&book).unwrap();
+        write(&book, &tangled, &tmp.path().join("agentrl")).unwrap();
+        let m1 = std::fs::read_to_string(tmp.path().join("agentrl/src/ch01_one.rs")).unwrap();
+        assert!(m1.contains("// generated from book/src/01-one-code.md, saved block 3\n/// Four."), "{m1}");
+        let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
+        assert!(page.contains("[`four() -> i64`](01-one-code.md#arl-four)"), "links to the part:\n{page}");
+        assert!(page.contains("[`one() -> i64`](01-one.md#arl-one)"), "{page}");
+        // where the generated line came from: the part's file and line
+        let module = tangled.crate_files.iter().find(|f| f.rel_path.ends_with("ch01_one.rs")).unwrap();
+        let k = module.content.lines().position(|l| l.starts_with("pub fn four")).unwrap();
+        let (path, line) = module.line_map[k].clone().unwrap();
+        assert_eq!((path.file_name().unwrap().to_str().unwrap(), line), ("01-one-code.md", 8));
+    }
+
+    #[test]
+    fn a_part_with_a_run_block_or_listed_unnested_is_refused_by_name_and_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let summary = "# Summary\n\n- [1. One](01-one.md)\n  - [1.A Code](01-one-code.md)\n";
+        let part = "# Code\n\n```rust\nprintln!(\"hi\");\n```\n";
+        let err = book_with_summary(tmp.path(), summary, &[("01-one.md", CH1), ("01-one-code.md", part)]);
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains("01-one-code.md:3: a page of chapter 01 holds saved blocks and prose only"), "{err}");
+
+        let tmp = tempfile::tempdir().unwrap();
+        let summary = "# Summary\n\n- [1. One](01-one.md)\n- [1.A Code](01-one-code.md)\n";
+        let part = "# Code\n";
+        let err = book_with_summary(tmp.path(), summary, &[("01-one.md", CH1), ("01-one-code.md", part)]);
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains("SUMMARY.md:4: chapter 01 is listed twice (a page of chapter 01 is nested"), "{err}");
+    }
 
     #[test]
     fn a_private_item_is_listed_without_a_rustdoc_link() {

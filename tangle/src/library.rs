@@ -55,6 +55,10 @@ pub struct SavedItem {
     pub summary: String,
     /// Declared `pub`: rustdoc documents it (with `--no-deps`, a private item has no page).
     pub public: bool,
+    /// The Markdown file the item is saved in (the chapter's, or a part's).
+    pub path: PathBuf,
+    /// That file's name inside `src/` (where the reference page links).
+    pub file: String,
 }
 
 /// Macros that print; saved code prints nothing (refresh must never record library prints).
@@ -62,10 +66,10 @@ pub const PRINT_MACROS: &[&str] = &["println", "print", "eprintln", "eprint", "d
 
 /// Validate a saved block with `syn` and split it into items.
 pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem>, BookError> {
-    let path = &chapter.path;
+    let path = &block.path;
     // A block in a list item or blockquote has its lines' prefix (indentation, `> `) removed
     // from its code: add it back to report the column in the Markdown file.
-    let source_lines: Vec<&str> = chapter.source.lines().collect();
+    let source_lines: Vec<&str> = chapter.source_of(block).lines().collect();
     let code_text: Vec<&str> = block.code.lines().collect();
     let md_pos = |lc: proc_macro2::LineColumn| {
         let line = block.code_line + lc.line.saturating_sub(1);
@@ -234,6 +238,8 @@ pub fn saved_items(chapter: &Chapter, block: &CodeBlock) -> Result<Vec<SavedItem
             signature,
             summary,
             public: is_pub(item),
+            path: block.path.clone(),
+            file: chapter.file_of(block).to_string(),
         });
     }
     Ok(items)
@@ -550,12 +556,12 @@ pub fn collect(book: &Book, upto: usize) -> Result<Vec<ChapterItems>, BookError>
                 if let Some(name) = &item.name {
                     if let Some((p, l)) = seen.get(name) {
                         return Err(BookError::new(
-                            &chapter.path,
+                            &item.path,
                             item.item_line,
                             format!("`{name}` is saved twice: first at {}:{l}, again here", p.display()),
                         ));
                     }
-                    seen.insert(name.clone(), (chapter.path.clone(), item.item_line));
+                    seen.insert(name.clone(), (item.path.clone(), item.item_line));
                 }
                 items.push(item);
             }
@@ -585,12 +591,12 @@ impl GeneratedFile {
         self.line_map.push(origin);
     }
 
-    /// Append a saved item: its "generated from" comment and its lines mapped to the chapter.
-    pub fn push_item(&mut self, chapter: &Chapter, item: &SavedItem) {
-        let rel = display_path(chapter);
+    /// Append a saved item: its "generated from" comment and its lines mapped to its page.
+    pub fn push_item(&mut self, item: &SavedItem) {
+        let rel = display_file(&item.path, &item.file);
         self.push_line(&format!("// generated from {rel}, saved block {}", item.saved_block), None);
         for (k, line) in item.text.lines().enumerate() {
-            self.push_line(line, Some((chapter.path.clone(), item.line + k)));
+            self.push_line(line, Some((item.path.clone(), item.line + k)));
         }
         self.push_line("", None);
     }
@@ -599,10 +605,15 @@ impl GeneratedFile {
 /// `book/src/02-rl-fundamentals.md`: the book folder's name, not the path it was given by,
 /// so that a tangle run with `--book ../book` or an absolute path writes the same crate.
 pub fn display_path(chapter: &Chapter) -> String {
-    let book_dir = chapter.path.parent().and_then(Path::parent).and_then(Path::file_name);
+    display_file(&chapter.path, &chapter.file)
+}
+
+/// [`display_path`] of any page of the book: `path` is where it was read, `file` its name.
+pub fn display_file(path: &Path, file: &str) -> String {
+    let book_dir = path.parent().and_then(Path::parent).and_then(Path::file_name);
     match book_dir {
-        Some(name) => format!("{}/src/{}", name.to_string_lossy(), chapter.file),
-        None => chapter.path.display().to_string(),
+        Some(name) => format!("{}/src/{file}", name.to_string_lossy()),
+        None => path.display().to_string(),
     }
 }
 
@@ -676,7 +687,7 @@ pub fn crate_files(book: &Book, upto: usize, workspace_root: bool) -> Result<Vec
         module.push_line("use crate as arl;", None);
         module.push_line("", None);
         for item in &ci.items {
-            module.push_item(chapter, item);
+            module.push_item(item);
         }
         files.push(module);
     }
@@ -722,7 +733,7 @@ pub fn reference_page(book: &Book) -> Result<GeneratedFile, BookError> {
                         true => format!("[API]({API_DIR}/{})", rustdoc_path(&chapter.module_name(), name, &sig)),
                         false => "(private to its module)".to_string(),
                     };
-                    format!("| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} {api} |", chapter.file)
+                    format!("| <a id=\"{anchor}\"></a>[`{sig}`]({}#{anchor}) | {summary} {api} |", item.file)
                 }
                 None => format!("| `{sig}` | {summary} |"),
             };
@@ -1010,6 +1021,7 @@ mod tests {
             blocks: parse_blocks(&path, src).unwrap(),
             path,
             source: src.into(),
+            parts: vec![],
         }
     }
 
