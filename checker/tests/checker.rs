@@ -635,15 +635,15 @@ fn a_chapters_code_page_is_compiled_with_it_and_its_errors_name_the_page() {
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["2 passed, 0 failed"]);
     // A type error on the page: reported at the page's line, and chapter 1 is the culprit.
-    let page = f.read("01-one-code.md").replace("    x * 2", "    \"twice\"");
-    std::fs::write(f.chapter("01-one-code.md"), page).unwrap();
+    let page = f.read("ch01-code.md").replace("    x * 2", "    \"twice\"");
+    std::fs::write(f.chapter("ch01-code.md"), page).unwrap();
     let (code, out) = f.run(&[]);
     assert_eq!(code, 1, "{out}");
     assert_contains(
         &out,
         &[
             "error[E0308]",
-            "--> book/src/01-one-code.md:9:",
+            "--> book/src/ch01-code.md:9:",
             "chapter 02 (book/src/02-two.md): skipped: needs chapter 01, which does not compile",
         ],
     );

@@ -61,6 +61,7 @@ fn page(file: &std::path::Path, title: &str) -> anyhow::Result<()> {
         source_path: &name,
         src_dir,
         title,
+        code_page_of: None,
         content: &content,
     })?;
     print!("{out}");

@@ -32,6 +32,9 @@ pub struct Page<'a> {
     pub src_dir: &'a Path,
     /// The page's title in SUMMARY.md.
     pub title: &'a str,
+    /// For a chapter's code page (a page nested under the chapter), the chapter's title: its
+    /// saved blocks link to that chapter's section of the library page.
+    pub code_page_of: Option<&'a str>,
     pub content: &'a str,
 }
 
@@ -52,7 +55,10 @@ pub fn render_page(page: &Page) -> Result<String, BookError> {
         blocks: blocks.clone(),
         parts: vec![],
     };
-    let library_href = library_href(page.source_path, page.title);
+    let library_href = match page.code_page_of {
+        Some(chapter_title) => library_section_href(page.source_path, chapter_title),
+        None => library_href(page.source_path, page.title),
+    };
 
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     for block in &blocks {
@@ -225,6 +231,13 @@ pub fn library_href(source_path: &str, title: &str) -> String {
     } else {
         format!("{up}{page}")
     }
+}
+
+/// `library.html#4-environments-and-tools-the-bugfix-gym`, relative to the page: the section of
+/// the chapter titled `chapter_title`.
+pub fn library_section_href(source_path: &str, chapter_title: &str) -> String {
+    let up = "../".repeat(source_path.matches('/').count());
+    format!("{up}{}#{}", LIBRARY_PAGE.replace(".md", ".html"), heading_id(chapter_title))
 }
 
 /// mdBook's id for a heading with this text.
@@ -426,6 +439,7 @@ mod tests {
             source_path: "02-rl-fundamentals.md",
             src_dir: Path::new("book/src"),
             title: "2. Reinforcement Learning Fundamentals",
+            code_page_of: None,
             content,
         }
     }
@@ -510,7 +524,7 @@ mod tests {
         std::fs::write(dir.join("figures/there.svg"), "<svg/>").unwrap();
         std::fs::write(dir.join("figures/my fig.svg"), "<svg/>").unwrap();
         let content = "Intro.\n\n![A figure](figures/there.svg) ![B](figures/my%20fig.svg)\n\n![Gone](figures/gone.svg) and ![web](https://x.org/a.png)\n\n<img src=\"figures/there.svg\" width=\"50%\">\n\n<p><img alt=\"x\" src='figures/lost.svg'></p>\n";
-        let page = Page { source_path: "02-x.md", src_dir: &dir, title: "2. X", content };
+        let page = Page { source_path: "02-x.md", src_dir: &dir, title: "2. X", code_page_of: None, content };
         let errors = missing_images(&page);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(errors.len(), 2, "{errors:?}");

@@ -52,10 +52,10 @@ pub fn run(input: &str) -> Result<String> {
     Ok(serde_json::to_string(book)?)
 }
 
-/// Render every page of `items`; `parent` is the (id, title) of the chapter they are nested
-/// under: a page of that chapter (the same id) links its saved blocks to the chapter's section
-/// of the library page.
-fn walk(items: &mut Value, src_dir: &Path, parent: Option<(&str, &str)>, errors: &mut Vec<String>) {
+/// Render every page of `items`; `chapter` is the title of the chapter they are nested under, if
+/// any: such a page that is not itself a chapter is the chapter's code page (as tangle reads
+/// SUMMARY.md), and its saved blocks link to the chapter's section of the library page.
+fn walk(items: &mut Value, src_dir: &Path, chapter_title: Option<&str>, errors: &mut Vec<String>) {
     let Some(items) = items.as_array_mut() else { return };
     for item in items {
         let Some(chapter) = item.get_mut("Chapter") else { continue };
@@ -64,17 +64,14 @@ fn walk(items: &mut Value, src_dir: &Path, parent: Option<(&str, &str)>, errors:
             .and_then(Value::as_str)
             .or_else(|| chapter.get("path").and_then(Value::as_str))
             .map(str::to_string);
-        let own_title = chapter.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let title = chapter.get("name").and_then(Value::as_str).unwrap_or("").to_string();
         let file = source_path.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p));
-        let id = file.and_then(chapter_file_parts).map(|(id, _)| id).unwrap_or_default();
-        let title = match parent {
-            Some((parent_id, parent_title)) if !id.is_empty() && id == parent_id => parent_title.to_string(),
-            _ => own_title,
-        };
+        let is_chapter = file.and_then(chapter_file_parts).is_some();
+        let code_page_of = chapter_title.filter(|_| !is_chapter);
         if let (Some(source_path), Some(content)) =
             (source_path, chapter.get("content").and_then(Value::as_str))
         {
-            let page = Page { source_path: &source_path, src_dir, title: &title, content };
+            let page = Page { source_path: &source_path, src_dir, title: &title, code_page_of, content };
             errors.extend(crate::page::missing_images(&page).iter().map(|e| e.to_string()));
             match render_page(&page) {
                 Ok(rendered) => chapter["content"] = Value::String(rendered),
@@ -82,7 +79,7 @@ fn walk(items: &mut Value, src_dir: &Path, parent: Option<(&str, &str)>, errors:
             }
         }
         if let Some(sub) = chapter.get_mut("sub_items") {
-            walk(sub, src_dir, Some((&id, &title)), errors);
+            walk(sub, src_dir, is_chapter.then_some(title.as_str()), errors);
         }
     }
 }
@@ -99,7 +96,7 @@ mod tests {
                 {"PartTitle": "Part I"},
                 {"Chapter": {"name": "2. Fundamentals", "content": "$x$\n", "number": [2],
                   "sub_items": [{"Chapter": {"name": "Sub", "content": "```rust\n//@save\n/// F.\npub fn f() {}\n```\n",
-                     "number": null, "sub_items": [], "path": "02-sub.md", "source_path": "02-sub.md", "parent_names": []}}],
+                     "number": null, "sub_items": [], "path": "ch02-code.md", "source_path": "ch02-code.md", "parent_names": []}}],
                   "path": "02-fundamentals.md", "source_path": "02-fundamentals.md", "parent_names": []}},
                 "Separator"
              ], "__non_exhaustive": null}
@@ -112,7 +109,7 @@ mod tests {
         assert_eq!(ch["number"], serde_json::json!([2]));
         let sub = ch["sub_items"][0]["Chapter"]["content"].as_str().unwrap();
         assert!(sub.contains("arl-saved") && !sub.contains("//@save"), "{sub}");
-        // a page of chapter 2 (the same id) links to chapter 2's section of the library page
+        // a code page of chapter 2 links to chapter 2's section of the library page
         assert!(sub.contains("library.html#2-fundamentals") && !sub.contains("library.html#sub"), "{sub}");
         assert!(out.get("__non_exhaustive").is_some());
     }

@@ -10,12 +10,18 @@ fn every_page_of_the_book_renders() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../book");
     let book = tangle::Book::load(&dir).unwrap_or_else(|e| panic!("{e}"));
     let src = dir.join("src");
-    let mut pages: Vec<(String, String)> =
-        book.chapters.iter().map(|c| (c.file.clone(), c.title.clone())).collect();
-    pages.push(("library.md".into(), "The agentrl library".into()));
-    for (file, title) in pages {
+    // (file, title, the chapter it is a code page of)
+    let mut pages: Vec<(String, String, Option<String>)> =
+        book.chapters.iter().map(|c| (c.file.clone(), c.title.clone(), None)).collect();
+    for c in &book.chapters {
+        pages.extend(c.parts.iter().map(|p| (p.file.clone(), p.title.clone(), Some(c.title.clone()))));
+    }
+    pages.push(("library.md".into(), "The agentrl library".into(), None));
+    for (file, title, code_page_of) in pages {
         let content = std::fs::read_to_string(src.join(&file)).unwrap();
-        let out = render_page(&Page { source_path: &file, src_dir: &src, title: &title, content: &content })
+        let code_page_of = code_page_of.as_deref();
+        let page = Page { source_path: &file, src_dir: &src, title: &title, code_page_of, content: &content };
+        let out = render_page(&page)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(!out.lines().any(|l| l.trim() == "//@save"), "{file}: a //@save line is left");
         let formulas = render::math::formulas(&content).len();

@@ -105,8 +105,9 @@ pub struct Chapter {
     pub source: String,
     /// Its blocks, the chapter file's first, then each part's.
     pub blocks: Vec<CodeBlock>,
-    /// Pages nested under the chapter in SUMMARY.md with the chapter's id (`04-gym-code.md`
-    /// under `04-environments-and-tools.md`): saved code and prose, compiled with the chapter.
+    /// Its code pages: pages nested under the chapter in SUMMARY.md whose names are not chapter
+    /// names (`ch04-code.md` under `04-environments-and-tools.md`): saved code and prose,
+    /// compiled with the chapter.
     pub parts: Vec<ChapterPart>,
 }
 
@@ -198,6 +199,7 @@ impl Book {
             }
         }
         let mut malformed = None;
+        let mut under_chapter = false; // the last entry that is not nested is a chapter
         for entry in &entries {
             if entry.title.contains('$') {
                 return Err(BookError::new(
@@ -210,29 +212,28 @@ impl Book {
                     ),
                 ));
             }
-            let Some((id, slug)) = chapter_file_parts(&entry.file) else {
-                check_non_chapter_page(dir, &entry.file)?;
-                continue;
-            };
+            // A page nested under a chapter's entry is that chapter's code page.
             let nested = summary.lines().nth(entry.line - 1).is_some_and(|l| l.starts_with([' ', '\t']));
-            if let Some(chapter) = chapters.last_mut().filter(|c| c.id == id && nested) {
-                match load_part(dir, entry, chapter) {
-                    Ok(()) => continue,
-                    Err(e) => {
+            if !nested {
+                under_chapter = chapter_file_parts(&entry.file).is_some();
+            }
+            let Some((id, slug)) = chapter_file_parts(&entry.file) else {
+                let local_page = entry.file.ends_with(".md") && !entry.file.contains("://");
+                if let (true, true, Some(chapter)) = (nested && local_page, under_chapter, chapters.last_mut()) {
+                    if let Err(e) = load_part(dir, entry, chapter) {
                         malformed = Some(e);
                         break;
                     }
+                } else {
+                    check_non_chapter_page(dir, &entry.file)?;
                 }
-            }
+                continue;
+            };
             if chapters.iter().any(|c: &Chapter| c.id == id) {
                 return Err(BookError::new(
                     &summary_path,
                     entry.line,
-                    format!(
-                        "chapter {id} is listed twice (a page of chapter {id} is nested under it, \
-                         right after it: `  - [Title]({})`)",
-                        entry.file
-                    ),
+                    format!("chapter {id} is listed twice"),
                 ));
             }
             let path = dir.join("src").join(&entry.file);
@@ -296,7 +297,7 @@ impl Book {
     }
 }
 
-/// Read a part of `chapter` (a page nested under it with its id) and append its blocks. A part
+/// Read a code page of `chapter` (a page nested under it) and append its blocks. A code page
 /// holds saved blocks and prose: a run block's output would have to be refreshed into a second
 /// file, and the chapter's program runs its blocks in one order, the chapter file's.
 fn load_part(dir: &Path, entry: &SummaryEntry, chapter: &mut Chapter) -> Result<(), BookError> {
@@ -308,7 +309,7 @@ fn load_part(dir: &Path, entry: &SummaryEntry, chapter: &mut Chapter) -> Result<
             &path,
             b.fence_line,
             format!(
-                "a page of chapter {} holds saved blocks and prose only; move this run block \
+                "a code page of chapter {} holds saved blocks and prose only; move this run block \
                  (and its output) to {}, or mark it rust,ignore",
                 chapter.id, chapter.file
             ),

@@ -110,45 +110,46 @@ mod tests {
     }
 
     #[test]
-    fn a_page_nested_under_its_chapter_is_part_of_it() {
+    fn a_page_nested_under_a_chapter_is_its_code_page() {
         let tmp = tempfile::tempdir().unwrap();
-        let summary = "# Summary\n\n- [1. One](01-one.md)\n  - [1.A Code](01-one-code.md)\n- [2. Two](02-two.md)\n";
+        let summary = "# Summary\n\n- [1. One](01-one.md)\n  - [1.A Code](ch01-code.md)\n- [2. Two](02-two.md)\n";
         let part = "# Code\n\nThe rest.\n\n```rust\n//@save\n/// Four.\npub fn four() -> i64 { two() + two() }\n```\n";
-        let files = [("01-one.md", CH1), ("01-one-code.md", part), ("02-two.md", CH2)];
+        let files = [("01-one.md", CH1), ("ch01-code.md", part), ("02-two.md", CH2)];
         let book = book_with_summary(tmp.path(), summary, &files).unwrap();
         assert_eq!(book.ids(), ["01", "02"]);
         let ch1 = &book.chapters[0];
-        assert_eq!((ch1.parts.len(), ch1.parts[0].file.as_str()), (1, "01-one-code.md"));
+        assert_eq!((ch1.parts.len(), ch1.parts[0].file.as_str()), (1, "ch01-code.md"));
         assert_eq!(ch1.saved_blocks().count(), 3, "the part's block is the chapter's third");
         let tangled = tangle_book(&book).unwrap();
         write(&book, &tangled, &tmp.path().join("agentrl")).unwrap();
         let m1 = std::fs::read_to_string(tmp.path().join("agentrl/src/ch01_one.rs")).unwrap();
-        assert!(m1.contains("// generated from book/src/01-one-code.md, saved block 3\n/// Four."), "{m1}");
+        assert!(m1.contains("// generated from book/src/ch01-code.md, saved block 3\n/// Four."), "{m1}");
         let page = std::fs::read_to_string(tmp.path().join("book/src/library.md")).unwrap();
-        assert!(page.contains("[`four() -> i64`](01-one-code.md#arl-four)"), "links to the part:\n{page}");
+        assert!(page.contains("[`four() -> i64`](ch01-code.md#arl-four)"), "links to the part:\n{page}");
         assert!(page.contains("[`one() -> i64`](01-one.md#arl-one)"), "{page}");
         // where the generated line came from: the part's file and line
         let module = tangled.crate_files.iter().find(|f| f.rel_path.ends_with("ch01_one.rs")).unwrap();
         let k = module.content.lines().position(|l| l.starts_with("pub fn four")).unwrap();
         let (path, line) = module.line_map[k].clone().unwrap();
-        assert_eq!((path.file_name().unwrap().to_str().unwrap(), line), ("01-one-code.md", 8));
+        assert_eq!((path.file_name().unwrap().to_str().unwrap(), line), ("ch01-code.md", 8));
     }
 
     #[test]
-    fn a_part_with_a_run_block_or_listed_unnested_is_refused_by_name_and_line() {
+    fn a_code_page_with_a_run_block_or_not_nested_is_refused_by_name_and_line() {
         let tmp = tempfile::tempdir().unwrap();
-        let summary = "# Summary\n\n- [1. One](01-one.md)\n  - [1.A Code](01-one-code.md)\n";
+        let summary = "# Summary\n\n- [1. One](01-one.md)\n  - [1.A Code](ch01-code.md)\n";
         let part = "# Code\n\n```rust\nprintln!(\"hi\");\n```\n";
-        let err = book_with_summary(tmp.path(), summary, &[("01-one.md", CH1), ("01-one-code.md", part)]);
+        let err = book_with_summary(tmp.path(), summary, &[("01-one.md", CH1), ("ch01-code.md", part)]);
         let err = err.unwrap_err().to_string();
-        assert!(err.contains("01-one-code.md:3: a page of chapter 01 holds saved blocks and prose only"), "{err}");
+        assert!(err.contains("ch01-code.md:3: a code page of chapter 01 holds saved blocks and prose only"), "{err}");
 
+        // not nested: a page like sources.md, where a rust block is refused
         let tmp = tempfile::tempdir().unwrap();
-        let summary = "# Summary\n\n- [1. One](01-one.md)\n- [1.A Code](01-one-code.md)\n";
-        let part = "# Code\n";
-        let err = book_with_summary(tmp.path(), summary, &[("01-one.md", CH1), ("01-one-code.md", part)]);
+        let summary = "# Summary\n\n- [1. One](01-one.md)\n- [1.A Code](ch01-code.md)\n";
+        let part = "# Code\n\n```rust\n//@save\n/// Four.\npub fn four() -> i64 { 4 }\n```\n";
+        let err = book_with_summary(tmp.path(), summary, &[("01-one.md", CH1), ("ch01-code.md", part)]);
         let err = err.unwrap_err().to_string();
-        assert!(err.contains("SUMMARY.md:4: chapter 01 is listed twice (a page of chapter 01 is nested"), "{err}");
+        assert!(err.contains("ch01-code.md:3: a ```rust block in a page that is not a chapter"), "{err}");
     }
 
     #[test]
