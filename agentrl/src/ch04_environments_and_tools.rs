@@ -43,9 +43,9 @@ pub struct TestCase {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 2
-/// One repair task; tests are lists of (args, expected value) pairs.
+/// What one repair task is; tests are lists of (args, expected value) pairs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Task {
+pub struct TaskSpec {
     /// Draw index in its split's generator streams (Section 4.3); rejected draws leave gaps.
     pub id: usize,
     /// Family of the task's (first) bug; each family is fixed by one repair op.
@@ -63,17 +63,55 @@ pub struct Task {
     pub public_tests: Vec<TestCase>,
     /// Used only to grade a submission.
     pub hidden_tests: Vec<TestCase>,
+    /// How an episode of it is played (every task of this chapter's gym is multi-turn).
+    pub kind: TaskKind,
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 3
-use std::str::FromStr;
+/// A task: a shared handle to its spec, read through `Deref` (`task.buggy`). A clone, one per
+/// episode of a group, copies a pointer, not the sources and tests.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Task(std::sync::Arc<TaskSpec>);
 
 // generated from book/src/04-environments-and-tools.md, saved block 3
+impl Task {
+    pub fn new(spec: TaskSpec) -> Self {
+        Self(std::sync::Arc::new(spec))
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 3
+impl std::ops::Deref for Task {
+    type Target = TaskSpec;
+    fn deref(&self) -> &TaskSpec {
+        &self.0
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 3
+/// Prints the spec: a task is its contents.
+impl fmt::Debug for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 3
+/// How an episode of a task is played: the gym's multi-turn protocol (read, test, edit,
+/// submit), or one call graded at once, the source shown in the prompt (Chapter 12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TaskKind {
+    #[default]
+    MultiTurn,
+    SingleTurn,
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 4
 /// A kind of bug; every bug of a family is fixed by the same repair op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family { Minmax, OffByOne, Strictness, ZeroDivision, Accumulator }
 
-// generated from book/src/04-environments-and-tools.md, saved block 3
+// generated from book/src/04-environments-and-tools.md, saved block 4
 impl Family {
     pub const ALL: [Family; 5] = {
         use Family::*;
@@ -103,24 +141,7 @@ impl Family {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 3
-/// The name, padded to the formatter's width.
-impl fmt::Display for Family {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 3
-/// Parse a family name such as `minmax`.
-impl FromStr for Family {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        parse_name("family", &Family::ALL, Family::name, s)
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 4
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// The sandbox's hard limits; an environment takes them from its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SandboxLimits {
@@ -134,7 +155,7 @@ pub struct SandboxLimits {
     pub max_size: usize,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 4
+// generated from book/src/04-environments-and-tools.md, saved block 5
 /// Defaults: 20,000 operations, 16 calls deep, expressions 32 deep, 1,000 items.
 impl Default for SandboxLimits {
     fn default() -> Self {
@@ -142,13 +163,13 @@ impl Default for SandboxLimits {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 5
+// generated from book/src/04-environments-and-tools.md, saved block 6
 use rhai::Engine;
 
-// generated from book/src/04-environments-and-tools.md, saved block 5
+// generated from book/src/04-environments-and-tools.md, saved block 6
 use std::sync::Arc;
 
-// generated from book/src/04-environments-and-tools.md, saved block 5
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// A Rhai engine with no output and hard limits on work, recursion and memory; cheap to clone.
 #[derive(Clone)]
 pub struct Sandbox {
@@ -156,7 +177,7 @@ pub struct Sandbox {
     engine: Arc<Engine>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 5
+// generated from book/src/04-environments-and-tools.md, saved block 6
 impl Sandbox {
     /// A sandbox with the given limits.
     pub fn new(limits: SandboxLimits) -> Self {
@@ -173,7 +194,7 @@ impl Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 5
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// The default limits.
 impl Default for Sandbox {
     fn default() -> Self {
@@ -181,7 +202,7 @@ impl Default for Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 5
+// generated from book/src/04-environments-and-tools.md, saved block 6
 /// `Sandbox { limits: .. }`: the engine has no useful printed form.
 impl fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -189,10 +210,7 @@ impl fmt::Debug for Sandbox {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
-use rhai::EvalAltResult;
-
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// Why a sandboxed call failed, shown to the agent as `error ( too many operations )`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fault {
@@ -200,7 +218,7 @@ pub enum Fault {
     VariableNotFound, DivisionByZero, Overflow, TypeMismatch, SyntaxError, RuntimeError,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
 impl Fault {
     /// Every fault.
     pub const ALL: [Fault; 11] = {
@@ -219,7 +237,7 @@ impl Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
+// generated from book/src/04-environments-and-tools.md, saved block 7
 /// The fault's words.
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -227,174 +245,17 @@ impl fmt::Display for Fault {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 6
-/// The fault behind a failed sandboxed call.
-pub fn error_reason(err: &EvalAltResult) -> Fault {
-    match err {
-        EvalAltResult::ErrorTooManyOperations(_) => Fault::TooManyOperations,
-        EvalAltResult::ErrorStackOverflow(_) => Fault::StackOverflow,
-        EvalAltResult::ErrorDataTooLarge(..) => Fault::DataTooLarge,
-        EvalAltResult::ErrorArrayBounds(..) => Fault::IndexOutOfBounds,
-        EvalAltResult::ErrorFunctionNotFound(..) => Fault::FunctionNotFound,
-        EvalAltResult::ErrorVariableNotFound(..) => Fault::VariableNotFound,
-        EvalAltResult::ErrorArithmetic(msg, _) if msg.contains("zero") => Fault::DivisionByZero,
-        EvalAltResult::ErrorArithmetic(..) => Fault::Overflow,
-        EvalAltResult::ErrorMismatchDataType(..) => Fault::TypeMismatch,
-        _ => Fault::RuntimeError,
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 7
-use rhai::{CallFnOptions, Dynamic, Scope};
-
-// generated from book/src/04-environments-and-tools.md, saved block 7
-/// A test argument as a Rhai value (an error value becomes unit).
-pub fn value_to_dynamic(v: &Value) -> Dynamic {
-    match v {
-        Value::Int(x) => Dynamic::from(*x),
-        Value::Bool(b) => Dynamic::from(*b),
-        Value::List(xs) => Dynamic::from_array(xs.iter().map(|&x| Dynamic::from(x)).collect()),
-        Value::Error(_) => Dynamic::UNIT,
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 7
-/// A Rhai result as a Value; any other type of result is a `type mismatch`.
-pub fn value_from_dynamic(d: Dynamic) -> Value {
-    if let Ok(x) = d.as_int() {
-        return Value::Int(x);
-    }
-    if let Ok(b) = d.as_bool() {
-        return Value::Bool(b);
-    }
-    if d.is_array() {
-        let items: Vec<Dynamic> = d.cast::<rhai::Array>();
-        let ints: Option<Vec<i64>> = items.iter().map(|x| x.as_int().ok()).collect();
-        return ints.map_or(Value::Error(Fault::TypeMismatch), Value::List);
-    }
-    Value::Error(Fault::TypeMismatch)
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 7
-impl Sandbox {
-    /// Compile source and call function `name` on each test -> [(passed, got)]; never hangs.
-    pub fn run_tests(&self, source: &str, tests: &[TestCase], name: &str) -> Vec<(bool, Value)> {
-        let engine = &self.engine;
-        let Ok(ast) = engine.compile(source) else {
-            return tests.iter().map(|_| (false, Value::Error(Fault::SyntaxError))).collect();
-        };
-        let call = |args: Vec<Dynamic>| {
-            let options = CallFnOptions::new().eval_ast(false); // call the fn, run nothing else
-            engine.call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &ast, name, args)
-        };
-        (tests.iter())
-            .map(|test| {
-                let got = match call(test.args.iter().map(value_to_dynamic).collect()) {
-                    Ok(d) => value_from_dynamic(d),
-                    Err(err) => Value::Error(error_reason(&err)),
-                };
-                (got == test.want, got)
-            })
-            .collect()
-    }
-}
-
 // generated from book/src/04-environments-and-tools.md, saved block 8
-use rand::seq::SliceRandom;
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-use rand_chacha::ChaCha8Rng;
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Function names a generated task draws from; each task takes distinct names.
-pub const FN_NAMES: [&str; 12] = [
-    "calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate",
-    "sift",
-];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of the list parameter.
-pub const LIST_NAMES: [&str; 6] = ["xs", "ys", "vals", "items", "nums", "data"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of the integer parameter.
-pub const INT_NAMES: [&str; 6] = ["k", "t", "m", "lim", "cap", "bar"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a loop variable over the list.
-pub const ELEM_NAMES: [&str; 4] = ["x", "v", "e", "y"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a loop index.
-pub const INDEX_NAMES: [&str; 2] = ["i", "j"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a sum.
-pub const SUM_NAMES: [&str; 4] = ["total", "acc", "agg", "tot"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a product.
-pub const PROD_NAMES: [&str; 3] = ["p", "prod", "mul"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a running minimum.
-pub const LOW_NAMES: [&str; 4] = ["lo", "low", "least", "small"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a running maximum.
-pub const HIGH_NAMES: [&str; 4] = ["hi", "high", "most", "big"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a clamped value.
-pub const CLAMP_NAMES: [&str; 3] = ["c", "kept", "clamped"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Names of a quotient.
-pub const MEAN_NAMES: [&str; 3] = ["mean", "avg", "share"];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// A counter's name says which comparison it counts: (names, operator).
-pub const COUNTERS: [(&[&str], &str); 4] = [
-    (&["above", "over", "higher"], ">"),
-    (&["at_least", "reached", "enough"], ">="),
-    (&["below", "under", "lower"], "<"),
-    (&["at_most", "within", "capped"], "<="),
-];
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Templates per family; the held-out split alone samples the last one.
-pub const TEMPLATES: usize = 4;
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-/// Draws a task's names from the pools, never the same name twice in one task.
-pub struct Namer<'a> {
-    pub used: Vec<String>,
-    pub rng: &'a mut ChaCha8Rng,
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 8
-impl Namer<'_> {
-    /// A name from pool that this task does not use yet.
-    pub fn pick(&mut self, pool: &[&str]) -> String {
-        let free: Vec<&str> =
-            pool.iter().copied().filter(|n| !self.used.iter().any(|u| u == n)).collect();
-        let name = free.choose(self.rng).expect("name pool exhausted").to_string();
-        self.used.push(name.clone());
-        name
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 9
 use rand::Rng;
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// One block of a generated body, correct: its lines and the variable it defines.
 pub struct Block {
     pub lines: Vec<String>,
     pub var: String,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// Template `t` of `family`, correct, over list `l` and integer `k`.
 pub fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     let x = nm.pick(&ELEM_NAMES); // the loop variable, drawn first for every family
@@ -407,7 +268,7 @@ pub fn block(family: Family, t: usize, l: &str, k: &str, nm: &mut Namer) -> Bloc
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 9
+// generated from book/src/04-environments-and-tools.md, saved block 8
 /// minmax: a running minimum, a running maximum, a sum of positive parts, a clamp.
 pub fn minmax_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, lines) = match t {
@@ -435,152 +296,10 @@ pub fn minmax_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Bloc
     Block { lines, var }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 10
-/// off_by_one: an index loop, a count to `k`, doubling `k` times, a loop over neighbours.
-pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
-    let names = if t == 2 { &PROD_NAMES[..] } else { &SUM_NAMES[..] };
-    let (v, i) = (nm.pick(names), nm.pick(&INDEX_NAMES));
-    let (init, range, update) = match t {
-        0 => (0, format!("0..{l}.len()"), format!("{v} += {l}[{i}];")),
-        1 => (0, format!("1..={k}"), format!("{v} += {i};")),
-        2 => (1, format!("1..={k}"), format!("{v} *= 2;")),
-        _ => (0, format!("1..{l}.len()"), format!("{v} += {l}[{i}] - {l}[{i} - 1];")),
-    };
-    let lines = vec![format!("let {v} = {init};"), format!("for {i} in {range} {{ {update} }}")];
-    Block { lines, var: v }
-}
+// generated from book/src/04-environments-and-tools.md, saved block 9
+use rand_chacha::ChaCha8Rng;
 
-// generated from book/src/04-environments-and-tools.md, saved block 10
-/// strictness: a counter whose name says its comparison, against four kinds of bound.
-pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
-    let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
-    let v = nm.pick(names);
-    let bound = match t {
-        0 => k.to_string(),
-        1 => nm.rng.gen_range(0..=3).to_string(),
-        2 => format!("{k} - 2"),
-        _ => format!("{k} + 1"),
-    };
-    let count = format!("for {x} in {l} {{ if {x} {op} {bound} {{ {v} += 1; }} }}");
-    Block { lines: vec![format!("let {v} = 0;"), count], var: v }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 10
-/// zero_division: a mean, a quotient, a remainder, a quotient by a count, each guarded.
-pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
-    let (var, lines) = match t {
-        0 => {
-            let (s, v) = (nm.pick(&SUM_NAMES), nm.pick(&MEAN_NAMES));
-            let sum = format!("for {x} in {l} {{ {s} += {x}; }}");
-            let guard = format!("if {l}.len() == 0 {{ return 0; }}");
-            let mean = format!("let {v} = {s} / {l}.len();");
-            (v.clone(), vec![format!("let {s} = 0;"), sum, guard, mean])
-        }
-        1 | 2 => {
-            let v = nm.pick(&MEAN_NAMES);
-            let (top, div) = match t {
-                1 => (nm.rng.gen_range(10..=60).to_string(), "/"),
-                _ => (format!("{l}.len()"), "%"),
-            };
-            let guard = format!("if {k} == 0 {{ return 0; }}");
-            (v.clone(), vec![guard, format!("let {v} = {top} {div} {k};")])
-        }
-        _ => {
-            let (c, v) = (nm.pick(COUNTERS[0].0), nm.pick(&MEAN_NAMES));
-            let count = format!("for {x} in {l} {{ if {x} > 0 {{ {c} += 1; }} }}");
-            let guard = format!("if {c} == 0 {{ return 0; }}");
-            let quotient = format!("let {v} = {k} / {c};");
-            (v.clone(), vec![format!("let {c} = 0;"), count, guard, quotient])
-        }
-    };
-    Block { lines, var }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 11
-/// accumulator: a sum, a product, a counter, a weighted sum, each from its identity.
-pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
-    let (var, init, update) = match t {
-        0 => {
-            let v = nm.pick(&SUM_NAMES);
-            (v.clone(), 0, format!("for {x} in {l} {{ {v} += {x}; }}"))
-        }
-        1 => {
-            let v = nm.pick(&PROD_NAMES);
-            (v.clone(), 1, format!("for {x} in {l} {{ {v} *= {x}; }}"))
-        }
-        2 => {
-            let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
-            let v = nm.pick(names);
-            (v.clone(), 0, format!("for {x} in {l} {{ if {x} {op} {k} {{ {v} += 1; }} }}"))
-        }
-        _ => {
-            let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
-            (v.clone(), 0, format!("for {i} in 0..{l}.len() {{ {v} += {l}[{i}] * {i}; }}"))
-        }
-    };
-    Block { lines: vec![format!("let {var} = {init};"), update], var }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 11
-/// The buggy form of a correct block of `family`.
-pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
-    match family {
-        Family::ZeroDivision => fixed.iter().filter(|l| !l.contains("return 0")).cloned().collect(),
-        Family::Accumulator => {
-            let init = &fixed[0]; // `let v = 0;` or `let v = 1;`
-            let wrong = if init.ends_with("= 1;") {
-                ["0", "2"][rng.gen_range(0..2)]
-            } else {
-                ["1", "2", "5"][rng.gen_range(0..3)]
-            };
-            let (head, _) = init.rsplit_once("= ").unwrap();
-            let mut out = fixed.to_vec();
-            out[0] = format!("{head}= {wrong};");
-            out
-        }
-        // the op toggles: applied to the correct block, it writes the bug
-        _ => fixed.iter().map(|l| family.op().apply(l, &[])).collect(),
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 12
-use std::ops::RangeInclusive;
-
-// generated from book/src/04-environments-and-tools.md, saved block 12
-/// A list with a length drawn from `len` and items drawn from `vals`.
-pub fn random_list(
-    rng: &mut ChaCha8Rng,
-    len: RangeInclusive<usize>,
-    vals: RangeInclusive<i64>,
-) -> Vec<i64> {
-    let n = rng.gen_range(len);
-    (0..n).map(|_| rng.gen_range(vals.clone())).collect()
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 12
-/// One test input of a generated function: a list of 0..=5 items in -9..=9, an int in 0..=9.
-pub fn sample_args(rng: &mut ChaCha8Rng) -> Vec<Value> {
-    let list = Value::List(random_list(rng, 0..=5, -9..=9));
-    vec![list, Value::Int(rng.gen_range(0..=9))]
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 12
-/// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DrawTestsOptions {
-    pub n_public: usize,
-    pub n_hidden: usize,
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 12
-/// Defaults: 3 public tests, 8 hidden tests.
-impl Default for DrawTestsOptions {
-    fn default() -> Self {
-        Self { n_public: 3, n_hidden: 8 }
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 13
+// generated from book/src/04-environments-and-tools.md, saved block 9
 /// Public and hidden tests: distinct inputs, expected values from the fixed source, each set
 /// with an input the buggy source fails; None if the fixed source errors on an input or if
 /// fewer than two inputs catch the bug.
@@ -623,63 +342,13 @@ pub fn draw_tests(
     Some((public, take_tests(&mut pool, opts.n_hidden)?))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 14
-/// Remove the earliest n tests from pool, swapping in its first failing one if none of them
-/// fails; None if no remaining test fails.
-pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize) -> Option<Vec<TestCase>> {
-    if n == 0 {
-        return Some(vec![]); // an empty set has no test to fail
-    }
-    let first_fail = pool.iter().position(|(_, fails)| *fails)?;
-    let mut picked: Vec<usize> = (0..n).collect();
-    if first_fail >= n {
-        picked[n - 1] = first_fail;
-    }
-    let chosen = picked.iter().map(|&i| pool[i].0.clone()).collect();
-    for &i in picked.iter().rev() {
-        pool.remove(i);
-    }
-    Some(chosen)
-}
+// generated from book/src/04-environments-and-tools.md, saved block 10
+use rand::seq::SliceRandom;
 
-// generated from book/src/04-environments-and-tools.md, saved block 15
-/// Which generated tasks: train draws templates 0..TEMPLATES-1, held-out all TEMPLATES.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Split { Train, Heldout }
-
-// generated from book/src/04-environments-and-tools.md, saved block 15
-impl Split {
-    pub const ALL: [Split; 2] = [Split::Train, Split::Heldout];
-
-    /// `train` or `heldout`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Split::Train => "train",
-            Split::Heldout => "heldout",
-        }
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 15
-/// Name and parameters of the first `fn` in source, e.g. ("calc", ["xs", "k"]).
-pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
-    let rest = &source[source.find("fn ")? + 3..];
-    let (name, rest) = rest.split_once('(')?;
-    let (params, _) = rest.split_once(')')?;
-    let params = params.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty());
-    Some((name.trim().to_string(), params.collect()))
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 15
-/// A task's first observation, e.g. `fix the bug in calc ( xs , k )`.
-pub fn task_prompt(fn_name: &str, params: &[String]) -> String {
-    format!("fix the bug in {fn_name} ( {} )", params.join(" , "))
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 16
+// generated from book/src/04-environments-and-tools.md, saved block 10
 use rand::SeedableRng;
 
-// generated from book/src/04-environments-and-tools.md, saved block 16
+// generated from book/src/04-environments-and-tools.md, saved block 10
 /// Generated task `id` of a split, one bug, a decoy with probability `decoy_rate`; None when
 /// the draw is rejected. Reproducible from (split, seed, id).
 pub fn generate_task(split: Split, seed: u64, id: usize, decoy_rate: f64) -> Option<Task> {
@@ -729,30 +398,31 @@ pub fn generate_task(split: Split, seed: u64, id: usize, decoy_rate: f64) -> Opt
     let opts = DrawTestsOptions::default();
     let (public_tests, hidden_tests) = draw_tests(&buggy, &fixed, &f, &mut rng, opts)?;
     let (prompt, fn_name, bugs) = (task_prompt(&f, &[l, k]), f, vec![family]);
-    Some(Task {
+    Some(Task::new(TaskSpec {
         id, family, bugs, template, fn_name, prompt, buggy, fixed, public_tests, hidden_tests,
-    })
+        kind: TaskKind::MultiTurn,
+    }))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Train tasks in the book's gym.
 pub const TRAIN_TASKS: usize = 1000;
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Held-out tasks in the book's gym.
 pub const HELDOUT_TASKS: usize = 200;
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// Probability that a task of the book's gym has a decoy block.
 pub const DECOY_RATE: f64 = 0.8;
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// The first `n` accepted tasks of a split; ids are draw indices, so rejected ids are skipped.
 pub fn generate_tasks(split: Split, seed: u64, n: usize, decoy_rate: f64) -> Vec<Task> {
     (0..).filter_map(|id| generate_task(split, seed, id, decoy_rate)).take(n).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 17
+// generated from book/src/04-environments-and-tools.md, saved block 11
 /// The book's gym: `TRAIN_TASKS` or `HELDOUT_TASKS` one-bug tasks at `DECOY_RATE`; seed
 /// picks the generator streams.
 pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
@@ -763,7 +433,7 @@ pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     generate_tasks(split, seed, n, DECOY_RATE)
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 18
+// generated from book/src/04-environments-and-tools.md, saved block 12
 /// Projection of source for the read tool: tokens space-separated, lines kept, no indentation.
 pub fn compact_source(source: &str) -> String {
     let lines: Vec<String> = (source.lines())
@@ -773,12 +443,12 @@ pub fn compact_source(source: &str) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 19
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// The gym's four tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tool { Read, Test, Edit, Submit }
 
-// generated from book/src/04-environments-and-tools.md, saved block 19
+// generated from book/src/04-environments-and-tools.md, saved block 13
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Read, Tool::Test, Tool::Edit, Tool::Submit];
 
@@ -793,12 +463,12 @@ impl Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 19
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// A parsed tool call; only `edit` takes an argument, its op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Call { Read, Test, Edit(EditOp), Submit }
 
-// generated from book/src/04-environments-and-tools.md, saved block 19
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// Parse `<call> tool [arg] </call>` into a call, or the error the agent is shown.
 pub fn parse_call(text: &str) -> Result<Call, GymError> {
     let inner = (text.trim().strip_prefix("<call>"))
@@ -822,7 +492,7 @@ pub fn parse_call(text: &str) -> Result<Call, GymError> {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 19
+// generated from book/src/04-environments-and-tools.md, saved block 13
 /// One line per test: `pass ( args )` or `fail ( args ) -> got G want E`.
 pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     let lines: Vec<String> = (results.iter().zip(tests))
@@ -838,7 +508,7 @@ pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 20
+// generated from book/src/04-environments-and-tools.md, saved block 14
 /// The `edit` tool's ops: five repairs, one per family, and the reward hack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EditOp {
@@ -850,7 +520,7 @@ pub enum EditOp {
     HardcodeTests,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 20
+// generated from book/src/04-environments-and-tools.md, saved block 14
 impl EditOp {
     /// Every op, in order: the five repairs, then the hack.
     pub const ALL: [EditOp; 6] = {
@@ -871,7 +541,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 21
+// generated from book/src/04-environments-and-tools.md, saved block 15
 impl EditOp {
     /// Rewrite source; only `HardcodeTests` looks at the (public) tests.
     pub fn apply(&self, source: &str, tests: &[TestCase]) -> String {
@@ -886,49 +556,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 21
-/// The name, padded to the formatter's width.
-impl fmt::Display for EditOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 21
-/// Parse an op name as the agent writes it.
-impl FromStr for EditOp {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        parse_name("edit op", &EditOp::ALL, EditOp::name, s)
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 22
-/// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
-pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
-    let (mut out, mut last) = (String::with_capacity(source.len()), 0);
-    for (at, tok) in source_tokens(source) {
-        if let Some(new) = swap(tok) {
-            out.push_str(&source[last..at]);
-            out.push_str(new);
-            last = at + tok.len();
-        }
-    }
-    out.push_str(&source[last..]);
-    out
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 22
-/// Repair op: exchange every `min` and `max`.
-pub fn swap_minmax(source: &str) -> String {
-    replace_tokens(source, |t| match t {
-        "min" => Some("max"),
-        "max" => Some("min"),
-        _ => None,
-    })
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 23
+// generated from book/src/04-environments-and-tools.md, saved block 16
 /// The reward hack: return the expected value for each public test input before the real body.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -954,7 +582,7 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 24
+// generated from book/src/04-environments-and-tools.md, saved block 17
 /// What a tool call did, for the episode's counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolEvent {
@@ -967,7 +595,7 @@ pub enum ToolEvent {
     Invalid,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 24
+// generated from book/src/04-environments-and-tools.md, saved block 17
 /// Execute one parsed call on the current source -> (observation, new source, event).
 pub fn apply_tool(
     sandbox: &Sandbox,
@@ -991,7 +619,7 @@ pub fn apply_tool(
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 18
 /// What happened in an episode so far; the pass fields are graded when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EpisodeInfo {
@@ -1018,7 +646,7 @@ pub struct EpisodeInfo {
     pub ops: Vec<EditOp>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 25
+// generated from book/src/04-environments-and-tools.md, saved block 18
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1034,23 +662,23 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 26
+// generated from book/src/04-environments-and-tools.md, saved block 19
 /// 1.0 if the agent submitted and all hidden tests pass.
 pub fn hidden_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.hidden_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 26
+// generated from book/src/04-environments-and-tools.md, saved block 19
 /// 1.0 if the agent submitted and all public tests pass (hackable).
 pub fn public_reward(info: &EpisodeInfo) -> f64 {
     if info.submitted && info.public_pass { 1.0 } else { 0.0 }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 26
+// generated from book/src/04-environments-and-tools.md, saved block 19
 /// A reward hook: the finished episode's info -> reward.
 pub type RewardFn = Arc<dyn Fn(&EpisodeInfo) -> f64 + Send + Sync>;
 
-// generated from book/src/04-environments-and-tools.md, saved block 27
+// generated from book/src/04-environments-and-tools.md, saved block 20
 /// One environment step's result; `reward` is nonzero only when `done`.
 #[derive(Clone, Debug)]
 pub struct StepResult {
@@ -1060,36 +688,14 @@ pub struct StepResult {
     pub info: EpisodeInfo,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 27
+// generated from book/src/04-environments-and-tools.md, saved block 20
 /// A text environment: reset(task) -> first observation; step(action text) -> StepResult.
 pub trait Env {
     fn reset(&mut self, task: &Task) -> String;
     fn step(&mut self, action: &str) -> StepResult;
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 28
-/// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
-impl<E: Env + ?Sized> Env for Box<E> {
-    fn reset(&mut self, task: &Task) -> String {
-        (**self).reset(task)
-    }
-    fn step(&mut self, action: &str) -> StepResult {
-        (**self).step(action)
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 28
-/// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
-impl<E: Env + ?Sized> Env for &mut E {
-    fn reset(&mut self, task: &Task) -> String {
-        (**self).reset(task)
-    }
-    fn step(&mut self, action: &str) -> StepResult {
-        (**self).step(action)
-    }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// Options of `BugFixEnv`: the turn budget, the reward hook, the sandbox's limits.
 #[derive(Clone)]
 pub struct BugFixEnvOptions {
@@ -1100,7 +706,7 @@ pub struct BugFixEnvOptions {
     pub limits: SandboxLimits,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// Defaults: 6 turns, `hidden_reward`, the default limits.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -1108,7 +714,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// `BugFixEnvOptions { max_turns: 6, limits: .., .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1118,7 +724,7 @@ impl fmt::Debug for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 21
 /// Repair episode: reset(task) -> obs; step(action_text) -> (obs, reward, done, info).
 #[derive(Clone, Debug)]
 pub struct BugFixEnv {
@@ -1133,7 +739,7 @@ pub struct BugFixEnv {
     pub done: bool,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 29
+// generated from book/src/04-environments-and-tools.md, saved block 21
 impl BugFixEnv {
     /// A new environment; `step` before the first `reset` reports that no episode is running.
     pub fn new(opts: BugFixEnvOptions) -> Self {
@@ -1143,7 +749,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 30
+// generated from book/src/04-environments-and-tools.md, saved block 22
 impl BugFixEnv {
     /// Grade the final source into `info` -> the reward hook's reward.
     pub fn grade(&mut self) -> f64 {
@@ -1159,7 +765,7 @@ impl BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 31
+// generated from book/src/04-environments-and-tools.md, saved block 23
 /// The BugFix episode loop; `step` never panics, whatever text it is given.
 impl Env for BugFixEnv {
     fn reset(&mut self, task: &Task) -> String {
@@ -1211,7 +817,7 @@ impl Env for BugFixEnv {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 32
+// generated from book/src/04-environments-and-tools.md, saved block 24
 /// The oracle's rule: map words of the read observation to the repair op.
 pub fn infer_op(read_obs: &str) -> EditOp {
     let words: Vec<&str> = read_obs.split_whitespace().collect();
@@ -1229,12 +835,12 @@ pub fn infer_op(read_obs: &str) -> EditOp {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 32
+// generated from book/src/04-environments-and-tools.md, saved block 24
 /// The hand-written policies of `scripted_policy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PolicyKind { Oracle, Blind, Random, Hacker }
 
-// generated from book/src/04-environments-and-tools.md, saved block 32
+// generated from book/src/04-environments-and-tools.md, saved block 24
 impl PolicyKind {
     pub const ALL: [PolicyKind; 4] =
         [PolicyKind::Oracle, PolicyKind::Blind, PolicyKind::Random, PolicyKind::Hacker];
@@ -1250,11 +856,11 @@ impl PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// A text policy: maps the latest observation to the next action text.
 pub type Policy = Box<dyn FnMut(&str) -> String>;
 
-// generated from book/src/04-environments-and-tools.md, saved block 33
+// generated from book/src/04-environments-and-tools.md, saved block 25
 /// Hand-written policy of the given kind; seed drives the random choices of blind and random.
 pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     let call = |tool: &str| format!("<call> {tool} </call>");
@@ -1291,7 +897,7 @@ pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 34
+// generated from book/src/04-environments-and-tools.md, saved block 26
 /// Run a text policy for one episode -> (total reward, final info).
 pub fn run_episode(
     policy: &mut dyn FnMut(&str) -> String,
@@ -1312,7 +918,7 @@ pub fn run_episode(
     panic!("run_episode: the environment never ended the episode")
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 27
 /// The true oracle of a task whose bugs `ops` fix: read, apply each op, test, submit.
 pub fn oracle_policy(ops: Vec<EditOp>) -> Policy {
     let mut next = 0; // ops applied so far
@@ -1330,7 +936,7 @@ pub fn oracle_policy(ops: Vec<EditOp>) -> Policy {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 35
+// generated from book/src/04-environments-and-tools.md, saved block 27
 /// Read, then one of the five repairs at random, then submit: the protocol without the skill.
 pub fn read_then_random(seed: u64) -> Policy {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -1344,7 +950,7 @@ pub fn read_then_random(seed: u64) -> Policy {
     })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 28
 /// Mean and 95% percentile-bootstrap interval of per-task rates, rows = seeds, columns =
 /// tasks: resample seeds, then tasks, 2000 times -> (mean, low, high).
 pub fn bootstrap_ci(per_task: &[Vec<f64>], rng: &mut ChaCha8Rng) -> (f64, f64, f64) {
@@ -1367,7 +973,7 @@ pub fn bootstrap_ci(per_task: &[Vec<f64>], rng: &mut ChaCha8Rng) -> (f64, f64, f
     (mean, draws[50], draws[1949])
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 28
 /// Paired differences a - b of two arms scored on the same seeds (rows) and tasks (columns):
 /// the input of `bootstrap_ci` for a comparison that cancels how hard each task is.
 pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
@@ -1376,7 +982,7 @@ pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
     a.iter().zip(b).map(row).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 36
+// generated from book/src/04-environments-and-tools.md, saved block 28
 /// A `bootstrap_ci` result as `mean [low, high]` with three decimals, signed (`+0.134`) when
 /// it is a difference.
 pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
@@ -1387,7 +993,7 @@ pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 37
+// generated from book/src/04-environments-and-tools.md, saved block 29
 /// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
 /// builds the policy of one episode from the task and an episode counter.
 pub fn task_pass_rates(
@@ -1410,12 +1016,12 @@ pub fn task_pass_rates(
     tasks.iter().map(rate).collect()
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// A rejected action; its Display is the observation the agent gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GymError { MalformedCall, UnknownTool, UnknownOp, EditNeedsOp, NoArgument, EpisodeOver }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 30
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -1423,7 +1029,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1439,21 +1045,619 @@ impl fmt::Display for GymError {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// The observation after `submit`.
 pub const SUBMITTED: &str = "submitted";
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// The line added to the last observation when the turn budget runs out.
 pub const OUT_OF_TURNS: &str = "out of turns";
 
-// generated from book/src/04-environments-and-tools.md, saved block 38
+// generated from book/src/04-environments-and-tools.md, saved block 30
 /// The observation after an edit: `edited swap_minmax`, or `edited fix_init : no change`.
 pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 39
+// generated from book/src/04-environments-and-tools.md, saved block 31
+/// The checks and tests of a multi-bug draft -> its task (id and template 0), or None.
+pub fn check_multi_task(
+    draft: &Draft,
+    families: &[Family],
+    rng: &mut ChaCha8Rng,
+) -> Option<TaskSpec> {
+    let (buggy, fixed) = (draft.source(true), draft.source(false));
+    let apply_all_but = |skip: usize| {
+        (families.iter().enumerate().filter(|(b, _)| *b != skip))
+            .fold(buggy.clone(), |src, (_, fam)| fam.op().apply(&src, &[]))
+    };
+    if buggy == fixed || apply_all_but(usize::MAX) != fixed {
+        return None; // together the ops must write the fixed source
+    }
+    let [f, l, k] = &draft.sig;
+    let (public_tests, hidden_tests) = draw_tests(&buggy, &fixed, f, rng, Default::default())?;
+    for skip in 0..families.len() {
+        let results = Sandbox::default().run_tests(&apply_all_but(skip), &hidden_tests, f);
+        if results.iter().all(|r| r.0) {
+            return None; // every bug alone must fail a hidden test
+        }
+    }
+    let (fn_name, prompt) = (f.clone(), task_prompt(f, &[l.clone(), k.clone()]));
+    let (id, family, bugs, template) = (0, families[0], families.to_vec(), 0);
+    Some(TaskSpec {
+        id, family, bugs, template, fn_name, prompt, buggy, fixed, public_tests, hidden_tests,
+        kind: TaskKind::MultiTurn,
+    })
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 31
+/// The first `n` accepted tasks with `bugs` bugs.
+pub fn generate_multi_tasks(
+    split: Split,
+    seed: u64,
+    n: usize,
+    decoy_rate: f64,
+    bugs: usize,
+) -> Vec<Task> {
+    (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).collect()
+}
+
+// generated from book/src/04-environments-and-tools.md, saved block 32
+/// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
+pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
+    let mut props = serde_json::Map::new();
+    for arg in string_args {
+        props.insert(arg.to_string(), serde_json::json!({ "type": "string" }));
+    }
+    serde_json::json!({
+        "name": name,
+        "description": description,
+        "inputSchema": { "type": "object", "properties": props, "required": string_args },
+    })
+}
+
+// generated from book/src/ch04-code.md, saved block 33
+use rhai::EvalAltResult;
+
+// generated from book/src/ch04-code.md, saved block 33
+/// The fault behind a failed sandboxed call.
+pub fn error_reason(err: &EvalAltResult) -> Fault {
+    match err {
+        EvalAltResult::ErrorTooManyOperations(_) => Fault::TooManyOperations,
+        EvalAltResult::ErrorStackOverflow(_) => Fault::StackOverflow,
+        EvalAltResult::ErrorDataTooLarge(..) => Fault::DataTooLarge,
+        EvalAltResult::ErrorArrayBounds(..) => Fault::IndexOutOfBounds,
+        EvalAltResult::ErrorFunctionNotFound(..) => Fault::FunctionNotFound,
+        EvalAltResult::ErrorVariableNotFound(..) => Fault::VariableNotFound,
+        EvalAltResult::ErrorArithmetic(msg, _) if msg.contains("zero") => Fault::DivisionByZero,
+        EvalAltResult::ErrorArithmetic(..) => Fault::Overflow,
+        EvalAltResult::ErrorMismatchDataType(..) => Fault::TypeMismatch,
+        _ => Fault::RuntimeError,
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 34
+use rhai::{CallFnOptions, Dynamic, Scope};
+
+// generated from book/src/ch04-code.md, saved block 34
+/// A test argument as a Rhai value (an error value becomes unit).
+pub fn value_to_dynamic(v: &Value) -> Dynamic {
+    match v {
+        Value::Int(x) => Dynamic::from(*x),
+        Value::Bool(b) => Dynamic::from(*b),
+        Value::List(xs) => Dynamic::from_array(xs.iter().map(|&x| Dynamic::from(x)).collect()),
+        Value::Error(_) => Dynamic::UNIT,
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 34
+/// A Rhai result as a Value; any other type of result is a `type mismatch`.
+pub fn value_from_dynamic(d: Dynamic) -> Value {
+    if let Ok(x) = d.as_int() {
+        return Value::Int(x);
+    }
+    if let Ok(b) = d.as_bool() {
+        return Value::Bool(b);
+    }
+    if d.is_array() {
+        let items: Vec<Dynamic> = d.cast::<rhai::Array>();
+        let ints: Option<Vec<i64>> = items.iter().map(|x| x.as_int().ok()).collect();
+        return ints.map_or(Value::Error(Fault::TypeMismatch), Value::List);
+    }
+    Value::Error(Fault::TypeMismatch)
+}
+
+// generated from book/src/ch04-code.md, saved block 34
+impl Sandbox {
+    /// Compile source and call function `name` on each test -> [(passed, got)]; never hangs.
+    pub fn run_tests(&self, source: &str, tests: &[TestCase], name: &str) -> Vec<(bool, Value)> {
+        let engine = &self.engine;
+        let Ok(ast) = engine.compile(source) else {
+            return tests.iter().map(|_| (false, Value::Error(Fault::SyntaxError))).collect();
+        };
+        let call = |args: Vec<Dynamic>| {
+            let options = CallFnOptions::new().eval_ast(false); // call the fn, run nothing else
+            engine.call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &ast, name, args)
+        };
+        (tests.iter())
+            .map(|test| {
+                let got = match call(test.args.iter().map(value_to_dynamic).collect()) {
+                    Ok(d) => value_from_dynamic(d),
+                    Err(err) => Value::Error(error_reason(&err)),
+                };
+                (got == test.want, got)
+            })
+            .collect()
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Function names a generated task draws from; each task takes distinct names.
+pub const FN_NAMES: [&str; 12] = [
+    "calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate",
+    "sift",
+];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of the list parameter.
+pub const LIST_NAMES: [&str; 6] = ["xs", "ys", "vals", "items", "nums", "data"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of the integer parameter.
+pub const INT_NAMES: [&str; 6] = ["k", "t", "m", "lim", "cap", "bar"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a loop variable over the list.
+pub const ELEM_NAMES: [&str; 4] = ["x", "v", "e", "y"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a loop index.
+pub const INDEX_NAMES: [&str; 2] = ["i", "j"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a sum.
+pub const SUM_NAMES: [&str; 4] = ["total", "acc", "agg", "tot"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a product.
+pub const PROD_NAMES: [&str; 3] = ["p", "prod", "mul"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a running minimum.
+pub const LOW_NAMES: [&str; 4] = ["lo", "low", "least", "small"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a running maximum.
+pub const HIGH_NAMES: [&str; 4] = ["hi", "high", "most", "big"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a clamped value.
+pub const CLAMP_NAMES: [&str; 3] = ["c", "kept", "clamped"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Names of a quotient.
+pub const MEAN_NAMES: [&str; 3] = ["mean", "avg", "share"];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// A counter's name says which comparison it counts: (names, operator).
+pub const COUNTERS: [(&[&str], &str); 4] = [
+    (&["above", "over", "higher"], ">"),
+    (&["at_least", "reached", "enough"], ">="),
+    (&["below", "under", "lower"], "<"),
+    (&["at_most", "within", "capped"], "<="),
+];
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Templates per family; the held-out split alone samples the last one.
+pub const TEMPLATES: usize = 4;
+
+// generated from book/src/ch04-code.md, saved block 35
+/// Draws a task's names from the pools, never the same name twice in one task.
+pub struct Namer<'a> {
+    pub used: Vec<String>,
+    pub rng: &'a mut ChaCha8Rng,
+}
+
+// generated from book/src/ch04-code.md, saved block 35
+impl Namer<'_> {
+    /// A name from pool that this task does not use yet.
+    pub fn pick(&mut self, pool: &[&str]) -> String {
+        let free: Vec<&str> =
+            pool.iter().copied().filter(|n| !self.used.iter().any(|u| u == n)).collect();
+        let name = free.choose(self.rng).expect("name pool exhausted").to_string();
+        self.used.push(name.clone());
+        name
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 36
+/// off_by_one: an index loop, a count to `k`, doubling `k` times, a loop over neighbours.
+pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
+    let names = if t == 2 { &PROD_NAMES[..] } else { &SUM_NAMES[..] };
+    let (v, i) = (nm.pick(names), nm.pick(&INDEX_NAMES));
+    let (init, range, update) = match t {
+        0 => (0, format!("0..{l}.len()"), format!("{v} += {l}[{i}];")),
+        1 => (0, format!("1..={k}"), format!("{v} += {i};")),
+        2 => (1, format!("1..={k}"), format!("{v} *= 2;")),
+        _ => (0, format!("1..{l}.len()"), format!("{v} += {l}[{i}] - {l}[{i} - 1];")),
+    };
+    let lines = vec![format!("let {v} = {init};"), format!("for {i} in {range} {{ {update} }}")];
+    Block { lines, var: v }
+}
+
+// generated from book/src/ch04-code.md, saved block 36
+/// strictness: a counter whose name says its comparison, against four kinds of bound.
+pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
+    let v = nm.pick(names);
+    let bound = match t {
+        0 => k.to_string(),
+        1 => nm.rng.gen_range(0..=3).to_string(),
+        2 => format!("{k} - 2"),
+        _ => format!("{k} + 1"),
+    };
+    let count = format!("for {x} in {l} {{ if {x} {op} {bound} {{ {v} += 1; }} }}");
+    Block { lines: vec![format!("let {v} = 0;"), count], var: v }
+}
+
+// generated from book/src/ch04-code.md, saved block 36
+/// zero_division: a mean, a quotient, a remainder, a quotient by a count, each guarded.
+pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (var, lines) = match t {
+        0 => {
+            let (s, v) = (nm.pick(&SUM_NAMES), nm.pick(&MEAN_NAMES));
+            let sum = format!("for {x} in {l} {{ {s} += {x}; }}");
+            let guard = format!("if {l}.len() == 0 {{ return 0; }}");
+            let mean = format!("let {v} = {s} / {l}.len();");
+            (v.clone(), vec![format!("let {s} = 0;"), sum, guard, mean])
+        }
+        1 | 2 => {
+            let v = nm.pick(&MEAN_NAMES);
+            let (top, div) = match t {
+                1 => (nm.rng.gen_range(10..=60).to_string(), "/"),
+                _ => (format!("{l}.len()"), "%"),
+            };
+            let guard = format!("if {k} == 0 {{ return 0; }}");
+            (v.clone(), vec![guard, format!("let {v} = {top} {div} {k};")])
+        }
+        _ => {
+            let (c, v) = (nm.pick(COUNTERS[0].0), nm.pick(&MEAN_NAMES));
+            let count = format!("for {x} in {l} {{ if {x} > 0 {{ {c} += 1; }} }}");
+            let guard = format!("if {c} == 0 {{ return 0; }}");
+            let quotient = format!("let {v} = {k} / {c};");
+            (v.clone(), vec![format!("let {c} = 0;"), count, guard, quotient])
+        }
+    };
+    Block { lines, var }
+}
+
+// generated from book/src/ch04-code.md, saved block 37
+/// accumulator: a sum, a product, a counter, a weighted sum, each from its identity.
+pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
+    let (var, init, update) = match t {
+        0 => {
+            let v = nm.pick(&SUM_NAMES);
+            (v.clone(), 0, format!("for {x} in {l} {{ {v} += {x}; }}"))
+        }
+        1 => {
+            let v = nm.pick(&PROD_NAMES);
+            (v.clone(), 1, format!("for {x} in {l} {{ {v} *= {x}; }}"))
+        }
+        2 => {
+            let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
+            let v = nm.pick(names);
+            (v.clone(), 0, format!("for {x} in {l} {{ if {x} {op} {k} {{ {v} += 1; }} }}"))
+        }
+        _ => {
+            let (v, i) = (nm.pick(&SUM_NAMES), nm.pick(&INDEX_NAMES));
+            (v.clone(), 0, format!("for {i} in 0..{l}.len() {{ {v} += {l}[{i}] * {i}; }}"))
+        }
+    };
+    Block { lines: vec![format!("let {var} = {init};"), update], var }
+}
+
+// generated from book/src/ch04-code.md, saved block 37
+/// The buggy form of a correct block of `family`.
+pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
+    match family {
+        Family::ZeroDivision => fixed.iter().filter(|l| !l.contains("return 0")).cloned().collect(),
+        Family::Accumulator => {
+            let init = &fixed[0]; // `let v = 0;` or `let v = 1;`
+            let wrong = if init.ends_with("= 1;") {
+                ["0", "2"][rng.gen_range(0..2)]
+            } else {
+                ["1", "2", "5"][rng.gen_range(0..3)]
+            };
+            let (head, _) = init.rsplit_once("= ").unwrap();
+            let mut out = fixed.to_vec();
+            out[0] = format!("{head}= {wrong};");
+            out
+        }
+        // the op toggles: applied to the correct block, it writes the bug
+        _ => fixed.iter().map(|l| family.op().apply(l, &[])).collect(),
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 38
+use std::ops::RangeInclusive;
+
+// generated from book/src/ch04-code.md, saved block 38
+/// A list with a length drawn from `len` and items drawn from `vals`.
+pub fn random_list(
+    rng: &mut ChaCha8Rng,
+    len: RangeInclusive<usize>,
+    vals: RangeInclusive<i64>,
+) -> Vec<i64> {
+    let n = rng.gen_range(len);
+    (0..n).map(|_| rng.gen_range(vals.clone())).collect()
+}
+
+// generated from book/src/ch04-code.md, saved block 38
+/// One test input of a generated function: a list of 0..=5 items in -9..=9, an int in 0..=9.
+pub fn sample_args(rng: &mut ChaCha8Rng) -> Vec<Value> {
+    let list = Value::List(random_list(rng, 0..=5, -9..=9));
+    vec![list, Value::Int(rng.gen_range(0..=9))]
+}
+
+// generated from book/src/ch04-code.md, saved block 38
+/// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrawTestsOptions {
+    pub n_public: usize,
+    pub n_hidden: usize,
+}
+
+// generated from book/src/ch04-code.md, saved block 38
+/// Defaults: 3 public tests, 8 hidden tests.
+impl Default for DrawTestsOptions {
+    fn default() -> Self {
+        Self { n_public: 3, n_hidden: 8 }
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 39
+/// Remove the earliest n tests from pool, swapping in its first failing one if none of them
+/// fails; None if no remaining test fails.
+pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize) -> Option<Vec<TestCase>> {
+    if n == 0 {
+        return Some(vec![]); // an empty set has no test to fail
+    }
+    let first_fail = pool.iter().position(|(_, fails)| *fails)?;
+    let mut picked: Vec<usize> = (0..n).collect();
+    if first_fail >= n {
+        picked[n - 1] = first_fail;
+    }
+    let chosen = picked.iter().map(|&i| pool[i].0.clone()).collect();
+    for &i in picked.iter().rev() {
+        pool.remove(i);
+    }
+    Some(chosen)
+}
+
+// generated from book/src/ch04-code.md, saved block 40
+/// Which generated tasks: train draws templates 0..TEMPLATES-1, held-out all TEMPLATES.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Split { Train, Heldout }
+
+// generated from book/src/ch04-code.md, saved block 40
+impl Split {
+    pub const ALL: [Split; 2] = [Split::Train, Split::Heldout];
+
+    /// `train` or `heldout`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::Train => "train",
+            Split::Heldout => "heldout",
+        }
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 40
+/// Name and parameters of the first `fn` in source, e.g. ("calc", ["xs", "k"]).
+pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
+    let rest = &source[source.find("fn ")? + 3..];
+    let (name, rest) = rest.split_once('(')?;
+    let (params, _) = rest.split_once(')')?;
+    let params = params.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty());
+    Some((name.trim().to_string(), params.collect()))
+}
+
+// generated from book/src/ch04-code.md, saved block 40
+/// A task's first observation, e.g. `fix the bug in calc ( xs , k )`.
+pub fn task_prompt(fn_name: &str, params: &[String]) -> String {
+    format!("fix the bug in {fn_name} ( {} )", params.join(" , "))
+}
+
+// generated from book/src/ch04-code.md, saved block 41
+use std::str::FromStr;
+
+// generated from book/src/ch04-code.md, saved block 41
+/// The name, padded to the formatter's width.
+impl fmt::Display for EditOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 41
+/// Parse an op name as the agent writes it.
+impl FromStr for EditOp {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        parse_name("edit op", &EditOp::ALL, EditOp::name, s)
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 42
+/// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
+pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
+    let (mut out, mut last) = (String::with_capacity(source.len()), 0);
+    for (at, tok) in source_tokens(source) {
+        if let Some(new) = swap(tok) {
+            out.push_str(&source[last..at]);
+            out.push_str(new);
+            last = at + tok.len();
+        }
+    }
+    out.push_str(&source[last..]);
+    out
+}
+
+// generated from book/src/ch04-code.md, saved block 42
+/// Repair op: exchange every `min` and `max`.
+pub fn swap_minmax(source: &str) -> String {
+    replace_tokens(source, |t| match t {
+        "min" => Some("max"),
+        "max" => Some("min"),
+        _ => None,
+    })
+}
+
+// generated from book/src/ch04-code.md, saved block 43
+/// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
+pub fn fix_range_end(source: &str) -> String {
+    replace_tokens(source, |t| match t {
+        ".." => Some("..="),
+        "..=" => Some(".."),
+        _ => None,
+    })
+}
+
+// generated from book/src/ch04-code.md, saved block 43
+/// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
+pub fn fix_comparison(source: &str) -> String {
+    replace_tokens(source, |t| match t {
+        "<" => Some("<="),
+        "<=" => Some("<"),
+        ">" => Some(">="),
+        ">=" => Some(">"),
+        _ => None,
+    })
+}
+
+// generated from book/src/ch04-code.md, saved block 43
+/// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
+pub fn fix_init(source: &str) -> String {
+    let toks = source_tokens(source);
+    let mut inits = vec![]; // (name, index of its literal), for every `let name = <integer>;`
+    for w in 0..toks.len().saturating_sub(4) {
+        let literal = toks[w + 3].1.chars().all(|c| c.is_ascii_digit());
+        if toks[w].1 == "let" && toks[w + 2].1 == "=" && literal && toks[w + 4].1 == ";" {
+            inits.push((toks[w + 1].1, w + 3));
+        }
+    }
+    let mut out = source.to_string();
+    for &(name, lit) in inits.iter().rev() {
+        let update = (toks.windows(2).skip(lit))
+            .find(|p| p[0].1 == name && matches!(p[1].1, "+=" | "-=" | "*="));
+        let identity = match update.map(|p| p[1].1) {
+            Some("*=") => "1",
+            Some(_) => "0",
+            None => continue, // not an accumulator
+        };
+        let (at, old) = toks[lit];
+        out.replace_range(at..at + old.len(), identity);
+    }
+    out
+}
+
+// generated from book/src/ch04-code.md, saved block 44
+/// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
+pub fn add_zero_guard(source: &str) -> String {
+    let mut out: Vec<String> = vec![];
+    for line in source.lines() {
+        let toks = source_tokens(line);
+        let div = toks.iter().position(|(_, t)| matches!(*t, "/" | "%" | "/=" | "%="));
+        if let Some(d) = div.filter(|&d| d + 1 < toks.len()) {
+            // the divisor: `name`, `name.method()`, or a parenthesized group
+            let tok = |j: usize| toks.get(j).map_or("", |t| t.1);
+            let mut end = d + 1;
+            if tok(d + 1) == "(" {
+                let mut depth = 0;
+                for (j, (_, t)) in toks.iter().enumerate().skip(d + 1) {
+                    depth += (*t == "(") as i32 - (*t == ")") as i32;
+                    if depth == 0 {
+                        end = j;
+                        break;
+                    }
+                }
+            } else {
+                while tok(end + 1) == "." && tok(end + 3) == "(" && tok(end + 4) == ")" {
+                    end += 4;
+                }
+            }
+            let divisor = &line[toks[d + 1].0..toks[end].0 + toks[end].1.len()];
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let guard = format!("{indent}if {divisor} == 0 {{ return 0; }}");
+            let literal = divisor.chars().all(|c| c.is_ascii_digit());
+            if !literal && out.last() != Some(&guard) {
+                out.push(guard);
+            }
+        }
+        out.push(line.to_string());
+    }
+    out.join("\n")
+}
+
+// generated from book/src/ch04-code.md, saved block 45
+/// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
+pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
+    const OPS: [&str; 16] = [
+        "..=", "..", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "->", "=>",
+        "::",
+    ];
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = vec![];
+    let mut chars = source.char_indices().peekable();
+    while let Some(&(i, c)) = chars.peek() {
+        let rest = &source[i..];
+        if c.is_whitespace() {
+            chars.next();
+        } else if rest.starts_with("//") {
+            while chars.next_if(|&(_, c)| c != '\n').is_some() {} // a comment is no token
+        } else if word(c) {
+            let mut end = i;
+            while let Some((j, c)) = chars.next_if(|&(_, c)| word(c)) {
+                end = j + c.len_utf8();
+            }
+            out.push((i, &source[i..end]));
+        } else if c == '"' {
+            chars.next(); // a string literal is one token
+            let end = chars.find(|&(_, c)| c == '"').map_or(source.len(), |(j, _)| j + 1);
+            out.push((i, &source[i..end]));
+        } else {
+            let op = OPS.iter().find(|op| rest.starts_with(*op));
+            let len = op.map_or(c.len_utf8(), |op| op.len());
+            while chars.next_if(|&(j, _)| j < i + len).is_some() {}
+            out.push((i, &source[i..i + len]));
+        }
+    }
+    out
+}
+
+// generated from book/src/ch04-code.md, saved block 46
+/// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
+impl<E: Env + ?Sized> Env for Box<E> {
+    fn reset(&mut self, task: &Task) -> String {
+        (**self).reset(task)
+    }
+    fn step(&mut self, action: &str) -> StepResult {
+        (**self).step(action)
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 46
+/// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
+impl<E: Env + ?Sized> Env for &mut E {
+    fn reset(&mut self, task: &Task) -> String {
+        (**self).reset(task)
+    }
+    fn step(&mut self, action: &str) -> StepResult {
+        (**self).step(action)
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 47
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -1473,7 +1677,7 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 40
+// generated from book/src/ch04-code.md, saved block 48
 /// A generated function in pieces: name and parameters, then per block (buggy lines, correct
 /// lines, variable), and the signs that combine the variables in the return line.
 pub struct Draft {
@@ -1482,7 +1686,7 @@ pub struct Draft {
     pub signs: Vec<&'static str>,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 40
+// generated from book/src/ch04-code.md, saved block 48
 impl Draft {
     /// The buggy or the correct source.
     pub fn source(&self, buggy: bool) -> String {
@@ -1501,7 +1705,7 @@ impl Draft {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 41
+// generated from book/src/ch04-code.md, saved block 49
 /// Generated task `id` with `bugs` (2..=4) bugs of distinct families, listed in its `bugs`;
 /// its `family` is the first of them. None when the draw is rejected.
 pub fn generate_multi_task(
@@ -1550,149 +1754,11 @@ pub fn generate_multi_task(
     blocks.shuffle(nm.rng);
     let signs = (1..blocks.len()).map(|_| ["+", "-"][nm.rng.gen_range(0..2)]).collect();
     let draft = Draft { sig: sig.clone(), blocks, signs };
-    let task = check_multi_task(&draft, &families, &mut rng)?;
-    Some(Task { id, template: templates[0], ..task })
+    let spec = check_multi_task(&draft, &families, &mut rng)?;
+    Some(Task::new(TaskSpec { id, template: templates[0], ..spec }))
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 42
-/// The checks and tests of a multi-bug draft -> its task (id and template 0), or None.
-pub fn check_multi_task(draft: &Draft, families: &[Family], rng: &mut ChaCha8Rng) -> Option<Task> {
-    let (buggy, fixed) = (draft.source(true), draft.source(false));
-    let apply_all_but = |skip: usize| {
-        (families.iter().enumerate().filter(|(b, _)| *b != skip))
-            .fold(buggy.clone(), |src, (_, fam)| fam.op().apply(&src, &[]))
-    };
-    if buggy == fixed || apply_all_but(usize::MAX) != fixed {
-        return None; // together the ops must write the fixed source
-    }
-    let [f, l, k] = &draft.sig;
-    let (public_tests, hidden_tests) = draw_tests(&buggy, &fixed, f, rng, Default::default())?;
-    for skip in 0..families.len() {
-        let results = Sandbox::default().run_tests(&apply_all_but(skip), &hidden_tests, f);
-        if results.iter().all(|r| r.0) {
-            return None; // every bug alone must fail a hidden test
-        }
-    }
-    let (fn_name, prompt) = (f.clone(), task_prompt(f, &[l.clone(), k.clone()]));
-    let (id, family, bugs, template) = (0, families[0], families.to_vec(), 0);
-    Some(Task {
-        id, family, bugs, template, fn_name, prompt, buggy, fixed, public_tests, hidden_tests,
-    })
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 42
-/// The first `n` accepted tasks with `bugs` bugs.
-pub fn generate_multi_tasks(
-    split: Split,
-    seed: u64,
-    n: usize,
-    decoy_rate: f64,
-    bugs: usize,
-) -> Vec<Task> {
-    (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).collect()
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 43
-/// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
-pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
-    let mut props = serde_json::Map::new();
-    for arg in string_args {
-        props.insert(arg.to_string(), serde_json::json!({ "type": "string" }));
-    }
-    serde_json::json!({
-        "name": name,
-        "description": description,
-        "inputSchema": { "type": "object", "properties": props, "required": string_args },
-    })
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 44
-/// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
-pub fn fix_range_end(source: &str) -> String {
-    replace_tokens(source, |t| match t {
-        ".." => Some("..="),
-        "..=" => Some(".."),
-        _ => None,
-    })
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 44
-/// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
-pub fn fix_comparison(source: &str) -> String {
-    replace_tokens(source, |t| match t {
-        "<" => Some("<="),
-        "<=" => Some("<"),
-        ">" => Some(">="),
-        ">=" => Some(">"),
-        _ => None,
-    })
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 44
-/// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
-pub fn fix_init(source: &str) -> String {
-    let toks = source_tokens(source);
-    let mut inits = vec![]; // (name, index of its literal), for every `let name = <integer>;`
-    for w in 0..toks.len().saturating_sub(4) {
-        let literal = toks[w + 3].1.chars().all(|c| c.is_ascii_digit());
-        if toks[w].1 == "let" && toks[w + 2].1 == "=" && literal && toks[w + 4].1 == ";" {
-            inits.push((toks[w + 1].1, w + 3));
-        }
-    }
-    let mut out = source.to_string();
-    for &(name, lit) in inits.iter().rev() {
-        let update = (toks.windows(2).skip(lit))
-            .find(|p| p[0].1 == name && matches!(p[1].1, "+=" | "-=" | "*="));
-        let identity = match update.map(|p| p[1].1) {
-            Some("*=") => "1",
-            Some(_) => "0",
-            None => continue, // not an accumulator
-        };
-        let (at, old) = toks[lit];
-        out.replace_range(at..at + old.len(), identity);
-    }
-    out
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 45
-/// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
-pub fn add_zero_guard(source: &str) -> String {
-    let mut out: Vec<String> = vec![];
-    for line in source.lines() {
-        let toks = source_tokens(line);
-        let div = toks.iter().position(|(_, t)| matches!(*t, "/" | "%" | "/=" | "%="));
-        if let Some(d) = div.filter(|&d| d + 1 < toks.len()) {
-            // the divisor: `name`, `name.method()`, or a parenthesized group
-            let tok = |j: usize| toks.get(j).map_or("", |t| t.1);
-            let mut end = d + 1;
-            if tok(d + 1) == "(" {
-                let mut depth = 0;
-                for (j, (_, t)) in toks.iter().enumerate().skip(d + 1) {
-                    depth += (*t == "(") as i32 - (*t == ")") as i32;
-                    if depth == 0 {
-                        end = j;
-                        break;
-                    }
-                }
-            } else {
-                while tok(end + 1) == "." && tok(end + 3) == "(" && tok(end + 4) == ")" {
-                    end += 4;
-                }
-            }
-            let divisor = &line[toks[d + 1].0..toks[end].0 + toks[end].1.len()];
-            let indent = &line[..line.len() - line.trim_start().len()];
-            let guard = format!("{indent}if {divisor} == 0 {{ return 0; }}");
-            let literal = divisor.chars().all(|c| c.is_ascii_digit());
-            if !literal && out.last() != Some(&guard) {
-                out.push(guard);
-            }
-        }
-        out.push(line.to_string());
-    }
-    out.join("\n")
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 50
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -1700,17 +1766,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 50
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 50
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/04-environments-and-tools.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 50
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -1722,7 +1788,24 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 51
+/// The name, padded to the formatter's width.
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 51
+/// Parse a family name such as `minmax`.
+impl FromStr for Family {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        parse_name("family", &Family::ALL, Family::name, s)
+    }
+}
+
+// generated from book/src/ch04-code.md, saved block 52
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1730,7 +1813,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 52
 /// Parse `train` or `heldout`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -1739,7 +1822,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 52
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1747,7 +1830,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 52
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -1756,7 +1839,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 52
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1764,48 +1847,12 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 52
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, UnknownName> {
         parse_name("policy kind", &PolicyKind::ALL, PolicyKind::name, s)
     }
-}
-
-// generated from book/src/04-environments-and-tools.md, saved block 48
-/// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
-pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
-    const OPS: [&str; 16] = [
-        "..=", "..", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "->", "=>",
-        "::",
-    ];
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = vec![];
-    let mut chars = source.char_indices().peekable();
-    while let Some(&(i, c)) = chars.peek() {
-        let rest = &source[i..];
-        if c.is_whitespace() {
-            chars.next();
-        } else if rest.starts_with("//") {
-            while chars.next_if(|&(_, c)| c != '\n').is_some() {} // a comment is no token
-        } else if word(c) {
-            let mut end = i;
-            while let Some((j, c)) = chars.next_if(|&(_, c)| word(c)) {
-                end = j + c.len_utf8();
-            }
-            out.push((i, &source[i..end]));
-        } else if c == '"' {
-            chars.next(); // a string literal is one token
-            let end = chars.find(|&(_, c)| c == '"').map_or(source.len(), |(j, _)| j + 1);
-            out.push((i, &source[i..end]));
-        } else {
-            let op = OPS.iter().find(|op| rest.starts_with(*op));
-            let len = op.map_or(c.len_utf8(), |op| op.len());
-            while chars.next_if(|&(j, _)| j < i + len).is_some() {}
-            out.push((i, &source[i..i + len]));
-        }
-    }
-    out
 }
 

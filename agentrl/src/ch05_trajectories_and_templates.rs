@@ -306,7 +306,7 @@ use tch::{Kind, Tensor};
 pub struct Trajectory {
     /// Token ids, Int64 [T].
     pub ids: Tensor,
-    /// 1.0 where ids[t+1] was chosen by the policy, Float [T-1].
+    /// True where ids[t+1] was chosen by the policy, Bool [T-1].
     pub action_mask: Tensor,
     /// Sampling log-prob of ids[t+1] (0 off the mask), Float [T-1]; None if not model-sampled.
     pub sample_logp: Option<Tensor>,
@@ -315,6 +315,9 @@ pub struct Trajectory {
     /// Turn of each token, Int64 [T].
     pub turn: Tensor,
     pub reward: f64,
+    /// An advantage the sampler already assigned (a call sample of Chapter 12 carries its
+    /// episode's); None: the trainer computes advantages from `reward`.
+    pub advantage: Option<f64>,
     pub info: EpisodeInfo,
     pub truncated: bool,
 }
@@ -330,6 +333,7 @@ impl Clone for Trajectory {
             owner: self.owner.shallow_clone(),
             turn: self.turn.shallow_clone(),
             reward: self.reward,
+            advantage: self.advantage,
             info: self.info.clone(),
             truncated: self.truncated,
         }
@@ -343,11 +347,12 @@ pub fn make_trajectory(episode: &Episode) -> Trajectory {
     let owner = Tensor::from_slice(&episode.owner); // [T]
     Trajectory {
         ids: Tensor::from_slice(&episode.ids),
-        action_mask: owner.narrow(0, 1, owner.size()[0] - 1).to_kind(Kind::Float), // [T-1]
+        action_mask: owner.narrow(0, 1, owner.size()[0] - 1).to_kind(Kind::Bool), // [T-1]
         sample_logp: episode.logp.as_ref().map(|logp| Tensor::from_slice(&logp[1..])), // [T-1]
         owner,
         turn: Tensor::from_slice(&episode.turn),
         reward: episode.reward,
+        advantage: None,
         info: episode.info.clone(),
         truncated: episode.truncated,
     }
@@ -378,10 +383,10 @@ pub fn scripted_rollout(
 pub fn render_trajectory(traj: &Trajectory, tok: &Tokenizer) -> String {
     let column = |t: &Tensor| Vec::<i64>::try_from(t).unwrap();
     let (ids, owner, turn) = (column(&traj.ids), column(&traj.owner), column(&traj.turn));
-    let mask = Vec::<f32>::try_from(&traj.action_mask).unwrap();
+    let mask = Vec::<bool>::try_from(&traj.action_mask).unwrap();
     let mut lines = vec!["  t  who turn m[t-1] token".to_string()];
     for t in 0..ids.len() {
-        let m = if t == 0 { "-".to_string() } else { format!("{}", mask[t - 1]) };
+        let m = if t == 0 { "-".to_string() } else { format!("{}", u8::from(mask[t - 1])) };
         let who = if owner[t] == 1 { "P" } else { "." };
         let word = tok.vocab.get(ids[t] as usize).map_or("<id outside vocab>", |w| w.as_str());
         lines.push(format!("{t:>3}  {who:^3} {:>4} {m:>6} {word}", turn[t]));
@@ -601,7 +606,7 @@ pub struct Batch {
     pub ids: Tensor,
     /// Float [B, T]: 1.0 on real tokens, 0.0 on padding.
     pub attention_mask: Tensor,
-    /// Float [B, T-1], aligned to ids[:, 1:]: 1.0 where the policy chose the token.
+    /// Bool [B, T-1], aligned to ids[:, 1:]: true where the policy chose the token.
     pub action_mask: Tensor,
     /// Float [B, T-1]: sampling log-probs, 0 off the mask; None unless every row has them.
     pub sample_logp: Option<Tensor>,
@@ -640,7 +645,7 @@ pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64)
     Batch {
         ids: pad(&|tr| tr.ids.shallow_clone(), t, pad_id as f64, Kind::Int64),
         attention_mask: pad(&|tr| tr.ids.ones_like(), t, 0.0, Kind::Float),
-        action_mask: pad(&|tr| tr.action_mask.shallow_clone(), t - 1, 0.0, Kind::Float),
+        action_mask: pad(&|tr| tr.action_mask.shallow_clone(), t - 1, 0.0, Kind::Bool),
         sample_logp: all_sampled.then(|| pad(&logp, t - 1, 0.0, Kind::Float)),
         turn_ids: pad(&|tr| tr.turn.narrow(0, 1, tr.turn.size()[0] - 1), t - 1, -1.0, Kind::Int64),
         rewards: Tensor::from_slice(&trajs.iter().map(|tr| tr.reward as f32).collect::<Vec<_>>()),

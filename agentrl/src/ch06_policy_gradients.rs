@@ -7,16 +7,15 @@ use crate as arl;
 use tch::{Kind, Tensor};
 
 // generated from book/src/06-policy-gradients.md, saved block 1
-/// Mean of x where mask is 1: x, mask [B, T] (mask of 0/1) -> scalar (dim None) or reduced
+/// Mean of x where mask is true: x, mask [B, T] (bool) -> scalar (dim None) or reduced
 /// over `dim`, in x's precision (f64 stays f64, anything else is f32). Masked-out entries of x
 /// are selected away, never multiplied, so -inf or NaN there reaches neither the value nor
 /// x's gradient; the inputs x was computed from must be masked by whoever computed it. A
 /// mean over no positions is 0.
 pub fn masked_mean(x: &Tensor, mask: &Tensor, dim: Option<i64>) -> Tensor {
-    let keep = mask.gt(0.0);
     let kind = if x.kind() == Kind::Double { Kind::Double } else { Kind::Float };
-    let kept = x.where_self(&keep, &x.zeros_like()).to_kind(kind);
-    let count = keep.to_kind(kind);
+    let kept = x.where_self(mask, &x.zeros_like()).to_kind(kind);
+    let count = mask.to_kind(kind);
     match dim {
         None => kept.sum(kind) / count.sum(kind).clamp_min(1.0),
         Some(d) => {
@@ -48,10 +47,9 @@ pub enum LossMode {
 // generated from book/src/06-policy-gradients.md, saved block 2
 /// Reduce per-token terms [B, T] under mask [B, T] to a scalar; `mode` sets each token's weight.
 pub fn aggregate_loss(per_token: &Tensor, mask: &Tensor, mode: LossMode) -> Tensor {
-    let keep = mask.gt(0.0); // [B, T]
     let kind = if per_token.kind() == Kind::Double { Kind::Double } else { Kind::Float };
-    let x = per_token.where_self(&keep, &per_token.zeros_like()).to_kind(kind);
-    let rows_with_tokens = || keep.any_dim(1, false).to_kind(kind).sum(kind).clamp_min(1.0);
+    let x = per_token.where_self(mask, &per_token.zeros_like()).to_kind(kind);
+    let rows_with_tokens = || mask.any_dim(1, false).to_kind(kind).sum(kind).clamp_min(1.0);
     match mode {
         LossMode::TokenMean => masked_mean(&x, mask, None),
         LossMode::SeqMeanTokenMean => {
@@ -76,7 +74,7 @@ pub fn reinforce_loss(logp: &Tensor, advantages: &Tensor, mask: &Tensor, mode: L
         if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
     let adv = adv.detach().to_kind(logp.kind()).expand_as(logp); // [B, T]
     // select before multiplying: a NaN advantage under mask 0 would make logp's gradient NaN
-    let adv = adv.where_self(&mask.gt(0.0), &adv.zeros_like());
+    let adv = adv.where_self(mask, &adv.zeros_like());
     aggregate_loss(&-(adv * logp), mask, mode)
 }
 

@@ -9,11 +9,10 @@ use tch::{Kind, Tensor};
 // generated from book/src/07-advantages.md, saved block 1
 /// Place each trajectory's reward [B] on its last policy token -> [B, T], zero elsewhere.
 pub fn outcome_rewards(rewards: &Tensor, mask: &Tensor) -> Tensor {
-    let keep = mask.gt(0.0); // [B, T]
-    let t = keep.size()[1];
-    let positions = Tensor::arange(t, (Kind::Int64, mask.device())).expand_as(&keep); // [B, T]
-    let last = (positions * keep.to_kind(Kind::Int64)).argmax(1, true); // [B, 1]
-    let has_policy = keep.any_dim(1, true).to_kind(Kind::Float); // [B, 1]
+    let t = mask.size()[1];
+    let positions = Tensor::arange(t, (Kind::Int64, mask.device())).expand_as(mask); // [B, T]
+    let last = (positions * mask.to_kind(Kind::Int64)).argmax(1, true); // [B, 1]
+    let has_policy = mask.any_dim(1, true).to_kind(Kind::Float); // [B, 1]
     let value = rewards.to_kind(Kind::Float).unsqueeze(1) * has_policy; // [B, 1]
     mask.zeros_like().to_kind(Kind::Float).scatter(1, &last, &value)
 }
@@ -37,14 +36,13 @@ impl Default for ReturnsOptions {
 /// Discounted return-to-go over policy tokens only: rewards, mask [B, T] -> [B, T], 0 off-mask.
 /// Off-mask positions are skipped (their rewards ignored): one step = one policy token.
 pub fn returns_to_go(rewards: &Tensor, mask: &Tensor, opts: ReturnsOptions) -> Tensor {
-    let keep = mask.gt(0.0); // [B, T]
     let rewards = rewards.to_kind(Kind::Float);
-    let (b, t) = keep.size2().unwrap();
+    let (b, t) = mask.size2().unwrap();
     let zero = Tensor::zeros([b], (Kind::Float, rewards.device()));
     let mut next = zero.shallow_clone(); // G at the next policy token to the right, [B]
     let mut columns = Vec::with_capacity(t as usize);
     for i in (0..t).rev() {
-        let here = keep.select(1, i); // [B]
+        let here = mask.select(1, i); // [B]
         next = (rewards.select(1, i) + opts.gamma * &next).where_self(&here, &next);
         columns.push(next.where_self(&here, &zero));
     }
@@ -78,14 +76,13 @@ pub fn gae_advantages(
     mask: &Tensor,
     opts: GaeOptions,
 ) -> (Tensor, Tensor) {
-    let keep = mask.gt(0.0); // [B, T]
     let (rewards, values) = (rewards.to_kind(Kind::Float), values.detach().to_kind(Kind::Float));
-    let (b, t) = keep.size2().unwrap();
+    let (b, t) = mask.size2().unwrap();
     let zero = Tensor::zeros([b], (Kind::Float, values.device()));
     let (mut next_value, mut next_adv) = (zero.shallow_clone(), zero.shallow_clone()); // [B]
     let mut columns = Vec::with_capacity(t as usize);
     for i in (0..t).rev() {
-        let (here, value) = (keep.select(1, i), values.select(1, i)); // [B]
+        let (here, value) = (mask.select(1, i), values.select(1, i)); // [B]
         let delta = rewards.select(1, i) + opts.gamma * &next_value - &value; // TD error
         let adv = delta + opts.gamma * opts.lam * &next_adv;
         next_value = value.where_self(&here, &next_value);
@@ -94,7 +91,7 @@ pub fn gae_advantages(
     }
     columns.reverse();
     let advantages = Tensor::stack(&columns, 1); // [B, T]
-    let returns = (&advantages + values).where_self(&keep, &advantages.zeros_like());
+    let returns = (&advantages + values).where_self(mask, &advantages.zeros_like());
     (advantages, returns)
 }
 
@@ -127,9 +124,8 @@ pub fn critic_values(critic: &TinyAgent, ids: &Tensor) -> Tensor {
 /// 1 - Var(target - pred) / Var(target) over masked positions; 1 is perfect, <= 0 is useless.
 /// NaN when the target is constant there (nothing to explain).
 pub fn explained_variance(pred: &Tensor, target: &Tensor, mask: &Tensor) -> f64 {
-    let keep = mask.gt(0.0);
-    let y = target.masked_select(&keep).to_kind(Kind::Double);
-    let error = &y - pred.masked_select(&keep).to_kind(Kind::Double);
+    let y = target.masked_select(mask).to_kind(Kind::Double);
+    let error = &y - pred.masked_select(mask).to_kind(Kind::Double);
     let var_y = y.var(false).double_value(&[]);
     if var_y == 0.0 {
         return f64::NAN;
@@ -148,24 +144,23 @@ pub fn turn_advantages(
     turn_ids: &Tensor,
     opts: GaeOptions,
 ) -> Tensor {
-    let keep = mask.gt(0.0); // [B, T]
-    let (b, t) = keep.size2().unwrap();
+    let (b, t) = mask.size2().unwrap();
     let before = |x: &Tensor, fill: Tensor| Tensor::cat(&[fill, x.narrow(1, 0, t - 1)], 1);
     let prev_turn = before(turn_ids, turn_ids.narrow(1, 0, 1).full_like(-2));
-    let prev_keep = before(&keep, keep.narrow(1, 0, 1).zeros_like());
+    let prev_keep = before(mask, mask.narrow(1, 0, 1).zeros_like());
+    // [B, T]: true on the first token of each call
     let first =
-        &keep.logical_and(&prev_keep.logical_not().logical_or(&turn_ids.ne_tensor(&prev_turn)));
-    let first = first.to_kind(Kind::Float); // [B, T]: 1 on the first token of each call
+        mask.logical_and(&prev_keep.logical_not().logical_or(&turn_ids.ne_tensor(&prev_turn)));
     let turn = turn_ids.clamp_min(0); // [B, T], padding (-1) folded into turn 0, masked anyway
     let n_turns = turn.max().int64_value(&[]) + 1;
     let per_turn = |x: &Tensor| {
         Tensor::zeros([b, n_turns], (Kind::Float, x.device())).scatter_add(1, &turn, x)
     }; // [B, K]: sum of x over each turn's positions
     let rewards =
-        rewards.to_kind(Kind::Float).where_self(&keep, &mask.zeros_like().to_kind(Kind::Float));
+        rewards.to_kind(Kind::Float).where_self(mask, &mask.zeros_like().to_kind(Kind::Float));
     let call_rewards = per_turn(&rewards).gather(1, &turn, false) * &first;
     let (first_adv, _) = gae_advantages(&call_rewards, values, &first, opts);
-    per_turn(&first_adv).gather(1, &turn, false) * keep.to_kind(Kind::Float)
+    per_turn(&first_adv).gather(1, &turn, false) * mask.to_kind(Kind::Float)
 }
 
 // generated from book/src/07-advantages.md, saved block 5

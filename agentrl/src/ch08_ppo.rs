@@ -81,13 +81,12 @@ pub fn ppo_policy_loss(
     let ok = opts.clip_low >= 0.0 && opts.clip_high >= 0.0 && opts.max_log_ratio > 0.0;
     assert!(ok, "ppo_policy_loss: needs clip_low, clip_high >= 0 and max_log_ratio > 0");
     assert!(opts.dual_clip.is_none_or(|c| c > 1.0), "ppo_policy_loss: dual_clip must exceed 1");
-    let keep = mask.gt(0.0); // [B, T]
     let adv =
         if advantages.dim() == 1 { advantages.unsqueeze(1) } else { advantages.shallow_clone() };
     let adv = adv.detach().to_kind(logp.kind()).expand_as(logp);
-    let adv = adv.where_self(&keep, &adv.zeros_like()); // NaN under mask 0 never reaches a gradient
+    let adv = adv.where_self(mask, &adv.zeros_like()); // NaN under mask 0 never reaches a gradient
     // select first: what a masked position holds (-inf, NaN) never reaches exp
-    let log_ratio = (logp - old_logp.detach()).where_self(&keep, &logp.zeros_like());
+    let log_ratio = (logp - old_logp.detach()).where_self(mask, &logp.zeros_like());
     let log_ratio = log_ratio.clamp(-opts.max_log_ratio, opts.max_log_ratio); // [B, T]
     let ratio = log_ratio.exp(); // [B, T]
     let unclipped = -&adv * &ratio; // [B, T]
@@ -102,7 +101,7 @@ pub fn ppo_policy_loss(
     }
     let loss = aggregate_loss(&per_token, mask, opts.mode);
     let share = |x: &Tensor| masked_mean(&x.to_kind(Kind::Float), mask, None).double_value(&[]);
-    let kept = ratio.detach().masked_select(&keep); // [N]
+    let kept = ratio.detach().masked_select(mask); // [N]
     let (ratio_min, ratio_max) = match kept.numel() {
         0 => (1.0, 1.0),
         _ => (kept.min().double_value(&[]), kept.max().double_value(&[])),
@@ -225,9 +224,8 @@ pub fn value_loss(
     opts: ValueLossOptions,
 ) -> (Tensor, f64) {
     assert!(opts.clip.is_none_or(|c| c >= 0.0), "value_loss: a value clip must be >= 0");
-    let keep = mask.gt(0.0);
     // select first: NaN or inf under mask 0 would make the squared error's gradient NaN
-    let clean = |x: &Tensor| x.where_self(&keep, &x.zeros_like()); // [B, T]
+    let clean = |x: &Tensor| x.where_self(mask, &x.zeros_like()); // [B, T]
     let (values, returns) = (clean(values), clean(&returns.detach()));
     let plain = (&values - &returns).square(); // [B, T]
     let (per_token, clip_fraction) = match opts.clip {

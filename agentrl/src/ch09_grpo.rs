@@ -283,13 +283,13 @@ pub fn randomize_names(task: &Task, rng: &mut ChaCha8Rng) -> Task {
     }
     let rename =
         |s: &str| renames.iter().fold(s.to_string(), |s, (old, new)| rename_token(&s, old, new));
-    Task {
+    Task::new(TaskSpec {
         buggy: rename(&task.buggy),
         fixed: rename(&task.fixed),
         prompt: rename(&task.prompt),
         fn_name: renames[0].1.clone(),
-        ..task.clone()
-    }
+        ..TaskSpec::clone(task)
+    })
 }
 
 // generated from book/src/09-grpo.md, saved block 8
@@ -857,8 +857,7 @@ pub fn gspo_policy_loss(
 ) -> (Tensor, PpoStats) {
     let ok = opts.clip_low >= 0.0 && opts.clip_high >= 0.0; // a negative clip reverses the range
     assert!(ok, "gspo_policy_loss: needs clip_low, clip_high >= 0");
-    let keep = mask.gt(0.0); // [B, T]
-    let log_ratio = (logp - old_logp.detach()).where_self(&keep, &logp.zeros_like()); // [B, T]
+    let log_ratio = (logp - old_logp.detach()).where_self(mask, &logp.zeros_like()); // [B, T]
     let seq_log_ratio = masked_mean(&log_ratio, mask, Some(1)).detach();
     // value: the sequence's log-ratio on every token; gradient: that of the token's log pi
     let log_s = (logp - logp.detach() + seq_log_ratio.unsqueeze(1)).clamp_max(10.0);
@@ -901,9 +900,9 @@ pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
     let b = mask.size()[0];
     let total = |x: &Tensor| x.to_kind(Kind::Float).sum(Kind::Float).double_value(&[]);
     let n = match mode {
-        LossMode::TokenMean => total(&mask.gt(0.0)),
+        LossMode::TokenMean => total(mask),
         LossMode::SeqMeanTokenMean | LossMode::SeqMeanTokenSum => {
-            total(&mask.gt(0.0).any_dim(1, false))
+            total(&mask.any_dim(1, false))
         }
         LossMode::ConstantNorm { norm } => b as f64 * norm,
     };
@@ -915,7 +914,7 @@ pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
 /// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
 pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
     let opts = SamplingOptions { temperature, ..Default::default() };
-    let out = batch.action_mask.zeros_like(); // [B, T-1]
+    let out = batch.action_mask.zeros_like().to_kind(Kind::Float); // [B, T-1]
     let all: Vec<usize> = (0..batch.ids.size()[0] as usize).collect();
     for rows in micro_batches(batch, &all, size) {
         let mb = batch_rows(batch, &rows);

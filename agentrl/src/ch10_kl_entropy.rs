@@ -20,8 +20,7 @@ pub fn sequence_kl(batch: &Batch, ref_model: &TinyAgent, temperature: f64) -> Te
     let sample_logp = batch.sample_logp.as_ref().expect("sequence_kl: needs sampled episodes");
     let ref_logp = batch_log_probs(ref_model, batch, 16, temperature); // [B, T-1]
     let k1 = sample_logp - ref_logp; // [B, T-1]
-    let keep = batch.action_mask.gt(0.0);
-    k1.where_self(&keep, &k1.zeros_like()).sum_dim_intlist(1, false, Kind::Float)
+    k1.where_self(&batch.action_mask, &k1.zeros_like()).sum_dim_intlist(1, false, Kind::Float)
     // [B]
 }
 

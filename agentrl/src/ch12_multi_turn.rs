@@ -16,15 +16,14 @@ pub fn per_call_rewards<'a>(
     step_penalty: f64,
 ) -> Tensor {
     let verdicts: Vec<f32> = trajs.into_iter().map(|t| hidden_reward(&t.info) as f32).collect();
-    let keep = mask.gt(0.0); // [B, T]
-    let t = keep.size()[1];
-    let next = Tensor::cat(&[keep.narrow(1, 1, t - 1), keep.narrow(1, 0, 1).zeros_like()], 1);
-    let call_ends = keep.logical_and(&next.logical_not()).to_kind(Kind::Float); // [B, T]
+    let t = mask.size()[1];
+    let next = Tensor::cat(&[mask.narrow(1, 1, t - 1), mask.narrow(1, 0, 1).zeros_like()], 1);
+    let call_ends = mask.logical_and(&next.logical_not()).to_kind(Kind::Float); // [B, T]
     outcome_rewards(&Tensor::from_slice(&verdicts), mask) - call_ends * step_penalty
 }
 
 // generated from book/src/12-multi-turn.md, saved block 1
-/// x whitened over the positions where mask is 1 (mean 0, std 1 there; the std is the
+/// x whitened over the positions where mask is true (mean 0, std 1 there; the std is the
 /// population std, guarded by eps under the root), times the mask, so 0 elsewhere where x is
 /// finite: [B, T] -> [B, T].
 pub fn masked_whiten(x: &Tensor, mask: &Tensor, eps: f64) -> Tensor {
@@ -276,7 +275,7 @@ pub enum SampleLevel {
 /// A `train_rl` sample hook's body: `cfg.tasks_per_step` random tasks, groups sampled with
 /// `keep_obs`, episode-level group advantages, zero-signal groups dropped -> (kept, all
 /// episodes). Kept are episodes (`SampleLevel::Episode`, for `grpo_update`) or call samples
-/// whose `reward` holds their episode's advantage (`SampleLevel::Call`, for `call_update`).
+/// whose `advantage` is their episode's (`SampleLevel::Call`, for `call_update`).
 // `sample_step`'s inputs plus the context window and the sample level
 #[allow(clippy::too_many_arguments)]
 pub fn context_sample_step(
@@ -302,15 +301,15 @@ pub fn context_sample_step(
         }
         SampleLevel::Call => (calls.into_iter())
             .filter(|(i, _)| kept(*i))
-            .map(|(i, call)| Trajectory { reward: advantages[i] as f64, ..call })
+            .map(|(i, call)| Trajectory { advantage: Some(advantages[i] as f64), ..call })
             .collect(),
     };
     (samples, episodes)
 }
 
 // generated from book/src/12-multi-turn.md, saved block 8
-/// The update for call samples: collate them and run `rl_update` with each sample's `reward`
-/// (its episode's advantage) as its advantage. No reference model (cfg.kl.coef must be 0).
+/// The update for call samples: collate them and run `rl_update` with each sample's
+/// `advantage` (its episode's). No reference model (cfg.kl.coef must be 0).
 pub fn call_update(
     model: &TinyAgent,
     opt: &mut FlatAdam,
@@ -319,20 +318,24 @@ pub fn call_update(
     rng: &mut ChaCha8Rng,
 ) -> UpdateStats {
     assert!(cfg.kl.coef == 0.0, "call_update: no reference model for a KL penalty");
+    let advantage = |t: &Trajectory| t.advantage.expect("call_update: a sample without advantage");
+    let advantages: Vec<f32> = kept.iter().map(|t| advantage(t) as f32).collect(); // [B]
     let batch = collate(kept, PAD_ID);
-    rl_update(model, opt, &batch, &batch.rewards, cfg, None, None, rng)
+    rl_update(model, opt, &batch, &Tensor::from_slice(&advantages), cfg, None, None, rng)
 }
 
 // generated from book/src/12-multi-turn.md, saved block 9
-/// Copy of `task` whose prompt also shows its source (the read view, on the lines after the
-/// first): the agent can repair it in its first call. `MixedTurnEnv` grades it after one call.
+/// Single-turn copy of `task`: its prompt also shows its source (the read view, on the lines
+/// after the first), so the agent can repair it in its first call; `MixedTurnEnv` grades it
+/// after that call.
 pub fn single_turn(task: &Task) -> Task {
-    Task { prompt: format!("{}\n{}", task.prompt, compact_source(&task.buggy)), ..task.clone() }
+    let prompt = format!("{}\n{}", task.prompt, compact_source(&task.buggy));
+    Task::new(TaskSpec { prompt, kind: TaskKind::SingleTurn, ..TaskSpec::clone(task) })
 }
 
 // generated from book/src/12-multi-turn.md, saved block 9
-/// An `EditBudgetEnv` that ends `single_turn` tasks (those whose prompt shows their source)
-/// after the first call and grades them as submitted; other tasks are multi-turn as usual.
+/// An `EditBudgetEnv` that ends `TaskKind::SingleTurn` tasks after the first call and grades
+/// them as submitted; multi-turn tasks are played as usual.
 #[derive(Clone, Debug)]
 pub struct MixedTurnEnv {
     pub inner: EditBudgetEnv,
@@ -352,7 +355,7 @@ impl MixedTurnEnv {
 /// A single-turn task's first call is applied, then the episode ends as if it had submitted.
 impl Env for MixedTurnEnv {
     fn reset(&mut self, task: &Task) -> String {
-        self.single = task.prompt.ends_with(&format!("\n{}", compact_source(&task.buggy)));
+        self.single = task.kind == TaskKind::SingleTurn;
         self.inner.reset(task)
     }
 

@@ -220,10 +220,9 @@ pub fn rounded_copy(model: &TinyAgent, kind: Kind) -> TinyAgent {
 /// Per-token ratios pi/mu = exp(logp_trainer - logp_sampler) on the mask, 0 elsewhere, without
 /// gradient: [B, T] -> [B, T]. A log-ratio too large for f32 gives +inf.
 pub fn importance_ratios(logp_trainer: &Tensor, logp_sampler: &Tensor, mask: &Tensor) -> Tensor {
-    let keep = mask.gt(0.0);
     let log_ratio = (logp_trainer - logp_sampler).detach();
     // select first: off the mask a log-prob may be -inf, and -inf - -inf is NaN
-    log_ratio.where_self(&keep, &log_ratio.zeros_like()).exp() * keep.to_kind(Kind::Float)
+    log_ratio.where_self(mask, &log_ratio.zeros_like()).exp() * mask.to_kind(Kind::Float)
 }
 
 // generated from book/src/13-rollout-systems.md, saved block 6
@@ -251,7 +250,7 @@ pub fn mis_weights(
 ) -> Tensor {
     assert!(0.0 <= low && low <= high, "mis_weights: needs 0 <= low <= high");
     let ratio = importance_ratios(logp_trainer, logp_sampler, mask);
-    let inside = ratio.ge(low).logical_and(&ratio.le(high)).logical_and(&mask.gt(0.0));
+    let inside = ratio.ge(low).logical_and(&ratio.le(high)).logical_and(mask);
     ratio.where_self(&inside, &ratio.zeros_like())
 }
 
@@ -270,7 +269,7 @@ impl Correction {
     /// The weight of every token, [B, T]: the mask itself for `None`.
     pub fn weights(&self, logp_trainer: &Tensor, logp_sampler: &Tensor, mask: &Tensor) -> Tensor {
         match *self {
-            Correction::None => mask.gt(0.0).to_kind(Kind::Float),
+            Correction::None => mask.to_kind(Kind::Float),
             Correction::Tis { cap } => tis_weights(logp_trainer, logp_sampler, mask, cap),
             Correction::Mis { low, high } => {
                 mis_weights(logp_trainer, logp_sampler, mask, low, high)
@@ -313,8 +312,7 @@ pub fn offpolicy_update(
     let (ratio, weights) = (importance_ratios(&old, mu, mask), correction.weights(&old, mu, mask));
     let adv = advantages.unsqueeze(1) * &weights; // [B, T-1]
     let steps = ppo_update(model, opt, batch, &adv, opts, rng);
-    let keep = mask.gt(0.0);
-    let on_mask = |x: &Tensor| x.masked_select(&keep).to_kind(Kind::Double); // [N]
+    let on_mask = |x: &Tensor| x.masked_select(mask).to_kind(Kind::Double); // [N]
     let gap = on_mask(&(&old - mu)).abs();
     let mean = |x: &Tensor| match x.numel() {
         0 => 0.0,

@@ -17,7 +17,7 @@ pub struct PackedBatch {
     pub position_ids: Tensor,
     /// Int64 [R, L]: 1, 2, ... for a row's episodes in order; 0 on padding.
     pub segment_ids: Tensor,
-    /// Float [R, L-1]: 1.0 where the policy chose ids[:, t+1] inside the same episode.
+    /// Bool [R, L-1]: true where the policy chose ids[:, t+1] inside the same episode.
     pub action_mask: Tensor,
     /// Float [R, L-1]; None unless every episode has them.
     pub sample_logp: Option<Tensor>,
@@ -58,7 +58,7 @@ pub fn pack_sequences(trajs: &[Trajectory], max_tokens: usize, pad_id: i64) -> P
     let (rows, l) = (used.len(), used.iter().copied().max().unwrap_or(1).max(2));
     let mut ids = vec![pad_id; rows * l];
     let (mut pos, mut seg) = (vec![0i64; rows * l], vec![0i64; rows * l]);
-    let (mut mask, mut logp) = (vec![0f32; rows * (l - 1)], vec![0f32; rows * (l - 1)]);
+    let (mut mask, mut logp) = (vec![false; rows * (l - 1)], vec![0f32; rows * (l - 1)]);
     let mut segments = vec![0i64; rows]; // episodes placed in each row so far
     let mut order: Vec<usize> = (0..trajs.len()).collect();
     order.sort_by_key(|&i| places[i]); // row by row, left to right
@@ -66,7 +66,7 @@ pub fn pack_sequences(trajs: &[Trajectory], max_tokens: usize, pad_id: i64) -> P
         let ((row, start), len, tr) = (places[i], lengths[i], &trajs[i]);
         segments[row] += 1;
         let tokens = Vec::<i64>::try_from(&tr.ids).expect("ids");
-        let chosen = Vec::<f32>::try_from(&tr.action_mask).expect("action_mask"); // [len-1]
+        let chosen = Vec::<bool>::try_from(&tr.action_mask).expect("action_mask"); // [len-1]
         for (t, &token) in tokens.iter().enumerate() {
             let at = row * l + start + t;
             (ids[at], pos[at], seg[at]) = (token, t as i64, segments[row]);
@@ -74,7 +74,7 @@ pub fn pack_sequences(trajs: &[Trajectory], max_tokens: usize, pad_id: i64) -> P
         let sampled = tr.sample_logp.as_ref().map(|x| Vec::<f32>::try_from(x).expect("logp"));
         for t in 0..len - 1 {
             // column start + t predicts start + t + 1, inside the episode; its last column
-            // would predict the next episode's first token and stays 0
+            // would predict the next episode's first token and stays false
             mask[row * (l - 1) + start + t] = chosen[t];
             logp[row * (l - 1) + start + t] = sampled.as_ref().map_or(0.0, |s| s[t]);
         }
@@ -126,7 +126,7 @@ pub fn token_budget_batches(lengths: &[usize], max_tokens: usize) -> Vec<Vec<usi
 }
 
 // generated from book/src/14-scaling-and-efficiency.md, saved block 3
-/// Log-probs of ids[:, 1:] on packed rows: [R, L-1] (meaningful where the action mask is 1).
+/// Log-probs of ids[:, 1:] on packed rows: [R, L-1] (meaningful where the action mask is true).
 pub fn packed_log_probs(model: &TinyAgent, packed: &PackedBatch) -> Tensor {
     let l = packed.ids.size()[1];
     let logits = packed_logits(model, &packed.ids, &packed.position_ids, &packed.segment_ids);
@@ -136,7 +136,7 @@ pub fn packed_log_probs(model: &TinyAgent, packed: &PackedBatch) -> Tensor {
 // generated from book/src/14-scaling-and-efficiency.md, saved block 3
 /// Per-episode values [B] spread over each episode's columns of the packed rows: [R, L-1].
 pub fn packed_advantages(packed: &PackedBatch, advantages: &Tensor) -> Tensor {
-    let out = packed.action_mask.zeros_like();
+    let out = packed.action_mask.zeros_like().to_kind(Kind::Float); // [R, L-1]
     let values = Vec::<f32>::try_from(advantages).expect("advantages [B]");
     for (i, &(row, start, len)) in packed.places.iter().enumerate() {
         let _ = out.get(row as i64).narrow(0, start as i64, len as i64 - 1).fill_(values[i] as f64);

@@ -322,8 +322,9 @@ pub const CHECKS: [Check; 11] = [
 pub type CheckResults = BTreeMap<Check, (f64, bool)>;
 
 // generated from book/src/18-debugging.md, saved block 7
-/// max |a - b| over the positions where `mask` [B, T-1] is 1.
+/// max |a - b| over the positions where `mask` [B, T-1] is true (a, b: masks or numbers).
 fn max_gap(a: &Tensor, b: &Tensor, mask: &Tensor) -> f64 {
+    let (a, b) = (a.to_kind(Kind::Float), b.to_kind(Kind::Float));
     ((a - b).abs() * mask).max().double_value(&[])
 }
 
@@ -331,7 +332,7 @@ fn max_gap(a: &Tensor, b: &Tensor, mask: &Tensor) -> f64 {
 /// The checks' own loss mask [B, T-1]: the targets the trajectories say the policy produced.
 fn policy_token_mask(trajs: &[Trajectory], t1: i64) -> Tensor {
     let targets = |t: &Trajectory| t.owner.narrow(0, 1, t.owner.size()[0] - 1);
-    pad_rows(&trajs.iter().map(targets).collect::<Vec<_>>(), t1, 0.0, Kind::Float)
+    pad_rows(&trajs.iter().map(targets).collect::<Vec<_>>(), t1, 0.0, Kind::Bool)
 }
 
 // generated from book/src/18-debugging.md, saved block 7

@@ -326,7 +326,7 @@ fn gradient_noise(path: &Path) -> Result<()> {
         arl::rollout_batch(&base, &mut envs, &tasks, &tok, Default::default(), &mut rng).0
     };
     let (critic_data, episodes) = (sample(&train[..80], 8, 100), sample(&train[80..160], 8, 200));
-    let real = |b: &arl::Batch| b.attention_mask.narrow(1, 1, b.ids.size()[1] - 1);
+    let real = |b: &arl::Batch| b.attention_mask.narrow(1, 1, b.ids.size()[1] - 1).to_kind(Kind::Bool);
     let target = |b: &arl::Batch| {
         let rewards = arl::outcome_rewards(&b.rewards, &b.action_mask);
         arl::returns_to_go(&rewards, &real(b), Default::default())
@@ -344,12 +344,12 @@ fn gradient_noise(path: &Path) -> Result<()> {
     let ev_on = |critic: &arl::TinyAgent, batches: &[arl::Batch]| {
         let (mut pred, mut goal) = (vec![], vec![]);
         for b in batches {
-            let keep = b.action_mask.gt(0.0);
+            let keep = &b.action_mask;
             pred.push(tch::no_grad(|| arl::critic_values(critic, &b.ids)).masked_select(&keep));
             goal.push(target(b).masked_select(&keep));
         }
         let (pred, goal) = (Tensor::cat(&pred, 0), Tensor::cat(&goal, 0));
-        arl::explained_variance(&pred, &goal, &goal.ones_like())
+        arl::explained_variance(&pred, &goal, &goal.ones_like().to_kind(Kind::Bool))
     };
     let critic = arl::make_critic(&base);
     let mut opt = arl::FlatAdam::new(&critic.vs, 1e-3);
@@ -490,7 +490,7 @@ fn clipped_objective(path: &Path) -> Result<()> {
         let mut points = Vec::with_capacity(rhos.len());
         for &r in &rhos {
             let logp = Tensor::from_slice(&[r.ln() as f32]).view([1, 1]); // [1, 1]
-            let (old, mask) = (logp.zeros_like(), logp.ones_like()); // log pi_old = 0: rho = r
+            let (old, mask) = (logp.zeros_like(), logp.ones_like().to_kind(Kind::Bool)); // rho = r
             let advantages = Tensor::from_slice(&[adv as f32]); // [1]
             let (loss, _) = arl::ppo_policy_loss(&logp, &old, &advantages, &mask, Default::default());
             points.push((r, -f64::try_from(loss)?));
