@@ -774,34 +774,20 @@ pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
 
-// generated from book/src/04-environments-and-tools.md, saved block 27
-/// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
-pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
-    let mut props = serde_json::Map::new();
-    for arg in string_args {
-        props.insert(arg.to_string(), serde_json::json!({ "type": "string" }));
-    }
-    serde_json::json!({
-        "name": name,
-        "description": description,
-        "inputSchema": { "type": "object", "properties": props, "required": string_args },
-    })
-}
-
-// generated from book/src/ch04-code.md, saved block 28
+// generated from book/src/ch04-code.md, saved block 27
 /// A task: a shared handle to its spec, read through `Deref` (`task.buggy`). A clone, one per
 /// episode of a group, copies a pointer, not the sources and tests.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Task(std::sync::Arc<TaskSpec>);
 
-// generated from book/src/ch04-code.md, saved block 28
+// generated from book/src/ch04-code.md, saved block 27
 impl Task {
     pub fn new(spec: TaskSpec) -> Self {
         Self(std::sync::Arc::new(spec))
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 28
+// generated from book/src/ch04-code.md, saved block 27
 impl std::ops::Deref for Task {
     type Target = TaskSpec;
     fn deref(&self) -> &TaskSpec {
@@ -809,7 +795,7 @@ impl std::ops::Deref for Task {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 28
+// generated from book/src/ch04-code.md, saved block 27
 /// Prints the spec: a task is its contents.
 impl fmt::Debug for Task {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -817,7 +803,7 @@ impl fmt::Debug for Task {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 28
+// generated from book/src/ch04-code.md, saved block 27
 /// How an episode of a task is played: the gym's multi-turn protocol (read, test, edit,
 /// submit), or one call graded at once, the source shown in the prompt (Chapter 12).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -827,7 +813,7 @@ pub enum TaskKind {
     SingleTurn,
 }
 
-// generated from book/src/ch04-code.md, saved block 29
+// generated from book/src/ch04-code.md, saved block 28
 /// The default limits.
 impl Default for Sandbox {
     fn default() -> Self {
@@ -835,7 +821,7 @@ impl Default for Sandbox {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 29
+// generated from book/src/ch04-code.md, saved block 28
 /// `Sandbox { limits: .. }`: the engine has no useful printed form.
 impl fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -843,7 +829,7 @@ impl fmt::Debug for Sandbox {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 30
+// generated from book/src/ch04-code.md, saved block 29
 /// Why a sandboxed call failed, shown to the agent as `error ( too many operations )`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fault {
@@ -851,7 +837,7 @@ pub enum Fault {
     VariableNotFound, DivisionByZero, Overflow, TypeMismatch, SyntaxError, RuntimeError,
 }
 
-// generated from book/src/ch04-code.md, saved block 30
+// generated from book/src/ch04-code.md, saved block 29
 impl Fault {
     /// Every fault.
     pub const ALL: [Fault; 11] = {
@@ -870,7 +856,7 @@ impl Fault {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 30
+// generated from book/src/ch04-code.md, saved block 29
 /// The fault's words.
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -878,10 +864,10 @@ impl fmt::Display for Fault {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 31
+// generated from book/src/ch04-code.md, saved block 30
 use rhai::EvalAltResult;
 
-// generated from book/src/ch04-code.md, saved block 31
+// generated from book/src/ch04-code.md, saved block 30
 /// The fault behind a failed sandboxed call.
 pub fn error_reason(err: &EvalAltResult) -> Fault {
     match err {
@@ -898,10 +884,10 @@ pub fn error_reason(err: &EvalAltResult) -> Fault {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 31
 use rhai::{CallFnOptions, Dynamic, Scope};
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 31
 /// A test argument as a Rhai value (an error value becomes unit).
 pub fn value_to_dynamic(v: &Value) -> Dynamic {
     match v {
@@ -912,7 +898,7 @@ pub fn value_to_dynamic(v: &Value) -> Dynamic {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 31
 /// A Rhai result as a Value; any other type of result is a `type mismatch`.
 pub fn value_from_dynamic(d: Dynamic) -> Value {
     if let Ok(x) = d.as_int() {
@@ -929,7 +915,7 @@ pub fn value_from_dynamic(d: Dynamic) -> Value {
     Value::Error(Fault::TypeMismatch)
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 31
 impl Sandbox {
     /// Compile source and call function `name` on each test -> [(passed, got)]; never hangs.
     pub fn run_tests(&self, source: &str, tests: &[TestCase], name: &str) -> Vec<(bool, Value)> {
@@ -953,7 +939,7 @@ impl Sandbox {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 33
+// generated from book/src/ch04-code.md, saved block 32
 /// One line per test: `pass ( args )` or `fail ( args ) -> got G want E`.
 pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     let lines: Vec<String> = (results.iter().zip(tests))
@@ -969,54 +955,54 @@ pub fn format_results(results: &[(bool, Value)], tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Function names a generated task draws from; each task takes distinct names.
 pub const FN_NAMES: [&str; 12] = [
     "calc", "run", "scan", "walk", "tally", "score", "probe", "check", "solve", "judge", "rate",
     "sift",
 ];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of the list parameter.
 pub const LIST_NAMES: [&str; 6] = ["xs", "ys", "vals", "items", "nums", "data"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of the integer parameter.
 pub const INT_NAMES: [&str; 6] = ["k", "t", "m", "lim", "cap", "bar"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a loop variable over the list.
 pub const ELEM_NAMES: [&str; 4] = ["x", "v", "e", "y"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a loop index.
 pub const INDEX_NAMES: [&str; 2] = ["i", "j"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a sum.
 pub const SUM_NAMES: [&str; 4] = ["total", "acc", "agg", "tot"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a product.
 pub const PROD_NAMES: [&str; 3] = ["p", "prod", "mul"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a running minimum.
 pub const LOW_NAMES: [&str; 4] = ["lo", "low", "least", "small"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a running maximum.
 pub const HIGH_NAMES: [&str; 4] = ["hi", "high", "most", "big"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a clamped value.
 pub const CLAMP_NAMES: [&str; 3] = ["c", "kept", "clamped"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Names of a quotient.
 pub const MEAN_NAMES: [&str; 3] = ["mean", "avg", "share"];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// A counter's name says which comparison it counts: (names, operator).
 pub const COUNTERS: [(&[&str], &str); 4] = [
     (&["above", "over", "higher"], ">"),
@@ -1025,18 +1011,18 @@ pub const COUNTERS: [(&[&str], &str); 4] = [
     (&["at_most", "within", "capped"], "<="),
 ];
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Templates per family; the held-out split alone samples the last one.
 pub const TEMPLATES: usize = 4;
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 /// Draws a task's names from the pools, never the same name twice in one task.
 pub struct Namer<'a> {
     pub used: Vec<String>,
     pub rng: &'a mut ChaCha8Rng,
 }
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 33
 impl Namer<'_> {
     /// A name from pool that this task does not use yet.
     pub fn pick(&mut self, pool: &[&str]) -> String {
@@ -1048,7 +1034,7 @@ impl Namer<'_> {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 34
 /// off_by_one: an index loop, a count to `k`, doubling `k` times, a loop over neighbours.
 pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     let names = if t == 2 { &PROD_NAMES[..] } else { &SUM_NAMES[..] };
@@ -1063,7 +1049,7 @@ pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     Block { lines, var: v }
 }
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 34
 /// strictness: a counter whose name says its comparison, against four kinds of bound.
 pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
@@ -1078,7 +1064,7 @@ pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> 
     Block { lines: vec![format!("let {v} = 0;"), count], var: v }
 }
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 34
 /// zero_division: a mean, a quotient, a remainder, a quotient by a count, each guarded.
 pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, lines) = match t {
@@ -1109,7 +1095,7 @@ pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) 
     Block { lines, var }
 }
 
-// generated from book/src/ch04-code.md, saved block 36
+// generated from book/src/ch04-code.md, saved block 35
 /// accumulator: a sum, a product, a counter, a weighted sum, each from its identity.
 pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, init, update) = match t {
@@ -1134,7 +1120,7 @@ pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) ->
     Block { lines: vec![format!("let {var} = {init};"), update], var }
 }
 
-// generated from book/src/ch04-code.md, saved block 36
+// generated from book/src/ch04-code.md, saved block 35
 /// The buggy form of a correct block of `family`.
 pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
     match family {
@@ -1156,10 +1142,10 @@ pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Ve
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 36
 use std::ops::RangeInclusive;
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 36
 /// A list with a length drawn from `len` and items drawn from `vals`.
 pub fn random_list(
     rng: &mut ChaCha8Rng,
@@ -1170,14 +1156,14 @@ pub fn random_list(
     (0..n).map(|_| rng.gen_range(vals.clone())).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 36
 /// One test input of a generated function: a list of 0..=5 items in -9..=9, an int in 0..=9.
 pub fn sample_args(rng: &mut ChaCha8Rng) -> Vec<Value> {
     let list = Value::List(random_list(rng, 0..=5, -9..=9));
     vec![list, Value::Int(rng.gen_range(0..=9))]
 }
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 36
 /// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawTestsOptions {
@@ -1185,7 +1171,7 @@ pub struct DrawTestsOptions {
     pub n_hidden: usize,
 }
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 36
 /// Defaults: 3 public tests, 8 hidden tests.
 impl Default for DrawTestsOptions {
     fn default() -> Self {
@@ -1193,7 +1179,7 @@ impl Default for DrawTestsOptions {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 38
+// generated from book/src/ch04-code.md, saved block 37
 /// Remove the earliest n tests from pool, swapping in its first failing one if none of them
 /// fails; None if no remaining test fails.
 pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize) -> Option<Vec<TestCase>> {
@@ -1212,12 +1198,12 @@ pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize) -> Option<Vec<Test
     Some(chosen)
 }
 
-// generated from book/src/ch04-code.md, saved block 39
+// generated from book/src/ch04-code.md, saved block 38
 /// Which generated tasks: train draws templates 0..TEMPLATES-1, held-out all TEMPLATES.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Split { Train, Heldout }
 
-// generated from book/src/ch04-code.md, saved block 39
+// generated from book/src/ch04-code.md, saved block 38
 impl Split {
     pub const ALL: [Split; 2] = [Split::Train, Split::Heldout];
 
@@ -1230,7 +1216,7 @@ impl Split {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 39
+// generated from book/src/ch04-code.md, saved block 38
 /// Name and parameters of the first `fn` in source, e.g. ("calc", ["xs", "k"]).
 pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     let rest = &source[source.find("fn ")? + 3..];
@@ -1240,16 +1226,16 @@ pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     Some((name.trim().to_string(), params.collect()))
 }
 
-// generated from book/src/ch04-code.md, saved block 39
+// generated from book/src/ch04-code.md, saved block 38
 /// A task's first observation, e.g. `fix the bug in calc ( xs , k )`.
 pub fn task_prompt(fn_name: &str, params: &[String]) -> String {
     format!("fix the bug in {fn_name} ( {} )", params.join(" , "))
 }
 
-// generated from book/src/ch04-code.md, saved block 40
+// generated from book/src/ch04-code.md, saved block 39
 use std::str::FromStr;
 
-// generated from book/src/ch04-code.md, saved block 40
+// generated from book/src/ch04-code.md, saved block 39
 /// The name, padded to the formatter's width.
 impl fmt::Display for EditOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1257,7 +1243,7 @@ impl fmt::Display for EditOp {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 40
+// generated from book/src/ch04-code.md, saved block 39
 /// Parse an op name as the agent writes it.
 impl FromStr for EditOp {
     type Err = UnknownName;
@@ -1266,7 +1252,7 @@ impl FromStr for EditOp {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 41
+// generated from book/src/ch04-code.md, saved block 40
 /// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
 pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
     let (mut out, mut last) = (String::with_capacity(source.len()), 0);
@@ -1281,7 +1267,7 @@ pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>)
     out
 }
 
-// generated from book/src/ch04-code.md, saved block 41
+// generated from book/src/ch04-code.md, saved block 40
 /// Repair op: exchange every `min` and `max`.
 pub fn swap_minmax(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1291,7 +1277,7 @@ pub fn swap_minmax(source: &str) -> String {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 42
+// generated from book/src/ch04-code.md, saved block 41
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1301,7 +1287,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 42
+// generated from book/src/ch04-code.md, saved block 41
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1313,7 +1299,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 42
+// generated from book/src/ch04-code.md, saved block 41
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -1339,7 +1325,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/ch04-code.md, saved block 43
+// generated from book/src/ch04-code.md, saved block 42
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];
@@ -1377,7 +1363,7 @@ pub fn add_zero_guard(source: &str) -> String {
     out.join("\n")
 }
 
-// generated from book/src/ch04-code.md, saved block 44
+// generated from book/src/ch04-code.md, saved block 43
 /// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = [
@@ -1413,7 +1399,7 @@ pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     out
 }
 
-// generated from book/src/ch04-code.md, saved block 45
+// generated from book/src/ch04-code.md, saved block 44
 /// The reward hack: return the expected value for each public test input before the real body.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -1439,7 +1425,7 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/ch04-code.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 45
 /// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
 impl<E: Env + ?Sized> Env for Box<E> {
     fn reset(&mut self, task: &Task) -> String {
@@ -1450,7 +1436,7 @@ impl<E: Env + ?Sized> Env for Box<E> {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 45
 /// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
 impl<E: Env + ?Sized> Env for &mut E {
     fn reset(&mut self, task: &Task) -> String {
@@ -1461,7 +1447,7 @@ impl<E: Env + ?Sized> Env for &mut E {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 46
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1477,7 +1463,7 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 46
 /// Defaults: 6 turns, `hidden_reward`, the default limits.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -1485,7 +1471,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 46
 /// `BugFixEnvOptions { max_turns: 6, limits: .., .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1495,7 +1481,7 @@ impl fmt::Debug for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 48
+// generated from book/src/ch04-code.md, saved block 47
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -1515,7 +1501,7 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/ch04-code.md, saved block 49
+// generated from book/src/ch04-code.md, saved block 48
 /// Paired differences a - b of two arms scored on the same seeds (rows) and tasks (columns):
 /// the input of `bootstrap_ci` for a comparison that cancels how hard each task is.
 pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
@@ -1524,7 +1510,7 @@ pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
     a.iter().zip(b).map(row).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 49
+// generated from book/src/ch04-code.md, saved block 48
 /// A `bootstrap_ci` result as `mean [low, high]` with three decimals, signed (`+0.134`) when
 /// it is a difference.
 pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
@@ -1535,7 +1521,7 @@ pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 49
+// generated from book/src/ch04-code.md, saved block 48
 /// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
 /// builds the policy of one episode from the task and an episode counter.
 pub fn task_pass_rates(
@@ -1558,7 +1544,7 @@ pub fn task_pass_rates(
     tasks.iter().map(rate).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 50
+// generated from book/src/ch04-code.md, saved block 49
 /// A generated function in pieces: name and parameters, then per block (buggy lines, correct
 /// lines, variable), and the signs that combine the variables in the return line.
 pub struct Draft {
@@ -1567,7 +1553,7 @@ pub struct Draft {
     pub signs: Vec<&'static str>,
 }
 
-// generated from book/src/ch04-code.md, saved block 50
+// generated from book/src/ch04-code.md, saved block 49
 impl Draft {
     /// The buggy or the correct source.
     pub fn source(&self, buggy: bool) -> String {
@@ -1586,7 +1572,7 @@ impl Draft {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 51
+// generated from book/src/ch04-code.md, saved block 50
 /// Generated task `id` with `bugs` (2..=4) bugs of distinct families, listed in its `bugs`;
 /// its `family` is the first of them. None when the draw is rejected.
 pub fn generate_multi_task(
@@ -1639,7 +1625,7 @@ pub fn generate_multi_task(
     Some(Task::new(TaskSpec { id, template: templates[0], ..spec }))
 }
 
-// generated from book/src/ch04-code.md, saved block 52
+// generated from book/src/ch04-code.md, saved block 51
 /// The checks and tests of a multi-bug draft -> its task (id and template 0), or None.
 pub fn check_multi_task(
     draft: &Draft,
@@ -1670,7 +1656,7 @@ pub fn check_multi_task(
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 52
+// generated from book/src/ch04-code.md, saved block 51
 /// The first `n` accepted tasks with `bugs` bugs.
 pub fn generate_multi_tasks(
     split: Split,
@@ -1682,7 +1668,7 @@ pub fn generate_multi_tasks(
     (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 52
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -1690,17 +1676,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 52
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 52
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 52
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -1712,7 +1698,7 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 53
 /// The name, padded to the formatter's width.
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1720,7 +1706,7 @@ impl fmt::Display for Family {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 53
 /// Parse a family name such as `minmax`.
 impl FromStr for Family {
     type Err = UnknownName;
@@ -1729,7 +1715,7 @@ impl FromStr for Family {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 55
+// generated from book/src/ch04-code.md, saved block 54
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1737,7 +1723,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 55
+// generated from book/src/ch04-code.md, saved block 54
 /// Parse `train` or `heldout`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -1746,7 +1732,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 55
+// generated from book/src/ch04-code.md, saved block 54
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1754,7 +1740,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 55
+// generated from book/src/ch04-code.md, saved block 54
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -1763,7 +1749,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 55
+// generated from book/src/ch04-code.md, saved block 54
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1771,7 +1757,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 55
+// generated from book/src/ch04-code.md, saved block 54
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
@@ -1780,7 +1766,7 @@ impl FromStr for PolicyKind {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 56
+// generated from book/src/ch04-code.md, saved block 55
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Read, Tool::Test, Tool::Edit, Tool::Submit];
 
@@ -1795,7 +1781,7 @@ impl Tool {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 56
+// generated from book/src/ch04-code.md, saved block 55
 impl EditOp {
     /// Every op, in order: the five repairs, then the hack.
     pub const ALL: [EditOp; 6] = {
@@ -1816,7 +1802,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 56
+// generated from book/src/ch04-code.md, saved block 55
 impl PolicyKind {
     pub const ALL: [PolicyKind; 4] =
         [PolicyKind::Oracle, PolicyKind::Blind, PolicyKind::Random, PolicyKind::Hacker];
@@ -1832,7 +1818,7 @@ impl PolicyKind {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 56
+// generated from book/src/ch04-code.md, saved block 55
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -1840,7 +1826,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/ch04-code.md, saved block 56
+// generated from book/src/ch04-code.md, saved block 55
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
