@@ -652,3 +652,17 @@ pub fn collate<'a>(trajs: impl IntoIterator<Item = &'a Trajectory>, pad_id: i64)
     }
 }
 
+// generated from book/src/05-trajectories-and-templates.md, saved block 17
+/// MCP-style tool schema: an `object` input schema whose properties, all required, are strings.
+pub fn tool_schema(name: &str, description: &str, string_args: &[&str]) -> serde_json::Value {
+    let mut props = serde_json::Map::new();
+    for arg in string_args {
+        props.insert(arg.to_string(), serde_json::json!({ "type": "string" }));
+    }
+    serde_json::json!({
+        "name": name,
+        "description": description,
+        "inputSchema": { "type": "object", "properties": props, "required": string_args },
+    })
+}
+

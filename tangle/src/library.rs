@@ -20,7 +20,7 @@ pub const CHAPTER_DEPS: &[(&str, &str)] = &[
     ("serde_json", "\"1\""),
     // The real Qwen3 tokenizer (its files are in $AGENTRL_QWEN3_DIR) and its chat template.
     ("tokenizers", "{ version = \"0.22\", default-features = false, features = [\"onig\"] }"),
-    ("minijinja", "\"2\""),
+    ("minijinja", "{ version = \"2\", features = [\"json\"] }"),
     ("minijinja-contrib", "{ version = \"2\", features = [\"pycompat\"] }"),
 ];
 
