@@ -67,7 +67,7 @@ fn update_batch() -> (arl::Batch, Tensor) {
             attn.push(if real { 1f32 } else { 0.0 });
             // ids[p] was chosen by the policy on every fifth position (positions 1.., T-1 of them)
             if p > 0 {
-                act.push(if real && p % 5 == 0 { 1f32 } else { 0.0 });
+                act.push(real && p % 5 == 0);
             }
         }
     }
@@ -75,7 +75,7 @@ fn update_batch() -> (arl::Batch, Tensor) {
     let batch = arl::Batch {
         ids: Tensor::from_slice(&ids).view([b, t]),
         attention_mask: Tensor::from_slice(&attn).view([b, t]),
-        action_mask: Tensor::from_slice(&act).view([b, t - 1]),
+        action_mask: Tensor::from_slice(&act).view([b, t - 1]), // bool, as the book's masks
         sample_logp: None,
         turn_ids: Tensor::zeros([b, t - 1], (Kind::Int64, tch::Device::Cpu)),
         rewards: Tensor::zeros([b], (Kind::Float, tch::Device::Cpu)),
@@ -99,6 +99,7 @@ fn update_trajectories() -> Vec<arl::Trajectory> {
                 owner: zeros.shallow_clone(),
                 turn: zeros,
                 reward: 0.0,
+                advantage: None,
                 info: Default::default(),
                 truncated: false,
             }
