@@ -14,50 +14,24 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// Chapter files linked from SUMMARY.md, in order, up to and including the one starting `last`,
-/// each followed by the pages nested under it (its code page, which is part of the chapter):
-/// (title, file, nested).
-fn chapters_up_to(summary: &str, last: &str) -> Vec<(String, String, bool)> {
-    let mut out = vec![];
-    let (mut in_chapter, mut found) = (false, false);
-    for line in summary.lines() {
-        let (Some(open), Some(mid)) = (line.find('['), line.find("](")) else { continue };
-        let Some(close) = line[mid..].find(')') else { continue };
-        let (title, file) = (&line[open + 1..mid], &line[mid + 2..mid + close]);
-        let numbered = file.len() > 3 && file.as_bytes()[..2].iter().all(u8::is_ascii_digit) && &file[2..3] == "-";
-        let nested = line.starts_with(char::is_whitespace);
-        if nested && in_chapter && file.ends_with(".md") {
-            out.push((title.to_string(), file.to_string(), true));
-        } else if !nested {
-            if found {
-                return out;
-            }
-            in_chapter = numbered && file.ends_with(".md");
-            if in_chapter {
-                out.push((title.to_string(), file.to_string(), false));
-                found = file.starts_with(last);
-            }
-        }
-    }
-    assert!(found, "SUMMARY.md lists no chapter starting with {last:?}");
-    out
-}
-
 #[test]
 fn bugfix_env_step_never_panics() {
     let repo = repo();
-    let book_src = repo.join("book/src");
-    let summary = std::fs::read_to_string(book_src.join("SUMMARY.md")).unwrap();
-    let chapters = chapters_up_to(&summary, "04-");
+    // The book as the checker reads it: chapters in SUMMARY.md order, each with its code pages.
+    let book = tangle::book::Book::load(&repo.join("book")).unwrap_or_else(|e| panic!("{e:?}"));
+    let last = book.index_of("04").expect("SUMMARY.md lists chapter 04");
 
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("book/src");
     std::fs::create_dir_all(&src).unwrap();
     let mut toc = String::from("# Summary\n\n");
-    for (title, file, nested) in &chapters {
-        std::fs::copy(book_src.join(file), src.join(file)).unwrap();
-        let indent = if *nested { "  " } else { "" };
-        toc.push_str(&format!("{indent}- [{title}]({file})\n"));
+    for chapter in &book.chapters[..=last] {
+        std::fs::copy(&chapter.path, src.join(&chapter.file)).unwrap();
+        toc.push_str(&format!("- [{}]({})\n", chapter.title, chapter.file));
+        for part in &chapter.parts {
+            std::fs::copy(&part.path, src.join(&part.file)).unwrap();
+            toc.push_str(&format!("  - [{}]({})\n", part.title, part.file));
+        }
     }
     let fuzz = "99-gym-fuzz.md";
     std::fs::copy(repo.join("checker/tests/fixtures/gym-fuzz/src").join(fuzz), src.join(fuzz)).unwrap();
