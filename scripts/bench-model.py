@@ -438,6 +438,7 @@ def check(dir_):
     print(f"check    book: packing into {packed[0].shape[0]} rows of 256 equal to Rust's: {same_places}; "
           f"one packed_update: weights moved up to {moved:.1e}, max |python - rust| = {diff:.1e}")
     ok &= same_places and diff < 1e-5 < moved
+    ok &= check_attention("book")
     return ok
 
 
@@ -511,6 +512,8 @@ def make_op(dir_, name, models):
         order = [int(x) for x in open(f"{dir_}/packed-order.txt").read().split()]
         assert len(order) == packed[0].shape[0], "packed: a row order for another packing"
         return lambda: packed_update(m, opt, packed, order)
+    if parts[0] == "attn":
+        return attention_op(model_name, parts[2], parts[3])
     if parts[0] in ("roll_cached", "roll_uncached"):
         schedule = read_schedule(f"{dir_}/schedule-{parts[3]}-B{parts[2]}.txt")
         cached = parts[0] == "roll_cached"
@@ -533,6 +536,62 @@ def make_op(dir_, name, models):
 
         return op
     raise ValueError(name)
+
+
+def attention_inputs(model_name):
+    """q, k, v [R, H, L, Dh] on the packed rows of 256 (a formula the Rust side repeats), the
+    block-diagonal causal mask [R, 1, L, L], and each episode's (row, first column, length)."""
+    _, _, d, heads, _, _ = CONFIGS[model_name]
+    ids, act, adv, lens = update_batch()
+    _, _, seg, _, _, places = pack(ids, act, adv, lens, 256)
+    rows, l = seg.shape
+    n = rows * heads * l * (d // heads)
+    q, k, v = ((torch.arange(n, dtype=torch.float32) * 0.37 + c).sin().view(rows, heads, l, d // heads)
+               .requires_grad_() for c in (0.0, 1.0, 2.0))
+    same = seg.unsqueeze(2) == seg.unsqueeze(1)
+    allowed = same.logical_and(torch.ones(l, l, dtype=torch.bool).tril(0)).unsqueeze(1)
+    return q, k, v, allowed, [(row, col, lens[i]) for i, (row, col) in enumerate(places)]
+
+
+def attention_op(model_name, way, pass_):
+    """The Rust side's attn op: one dense masked call, or one causal call per episode."""
+    q, k, v, allowed, segments = attention_inputs(model_name)
+    assert way in ("dense", "segments") and pass_ in ("fwd", "fwdbwd"), (way, pass_)
+
+    def attend():
+        if way == "dense":
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed).sum()
+        sums = [F.scaled_dot_product_attention(q[r : r + 1, :, c : c + n], k[r : r + 1, :, c : c + n],
+                                               v[r : r + 1, :, c : c + n], is_causal=True).sum()
+                for r, c, n in segments]
+        return torch.stack(sums).sum()
+
+    def op():
+        if pass_ == "fwdbwd":
+            torch.autograd.grad(attend(), [q, k, v])
+        else:
+            with torch.no_grad():
+                attend()
+
+    return op
+
+
+def check_attention(model_name):
+    """The two ways agree on every episode's tokens: outputs and the grads of q, k, v."""
+    q, k, v, allowed, segments = attention_inputs(model_name)
+    dense = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+    real = torch.zeros(dense.shape[0], 1, dense.shape[2], 1)
+    for r, c, n in segments:
+        real[r, :, c : c + n] = 1.0
+    g_dense = torch.autograd.grad((dense * real).sum(), [q, k, v])
+    per = [F.scaled_dot_product_attention(q[r : r + 1, :, c : c + n], k[r : r + 1, :, c : c + n],
+                                          v[r : r + 1, :, c : c + n], is_causal=True) for r, c, n in segments]
+    g_seg = torch.autograd.grad(torch.stack([p.sum() for p in per]).sum(), [q, k, v])
+    out = max((dense[r : r + 1, :, c : c + n] - p).abs().max().item() for (r, c, n), p in zip(segments, per))
+    grads = max(((a - b) * real).abs().max().item() for a, b in zip(g_dense, g_seg))
+    print(f"check    {model_name}: attention per episode against the dense mask: outputs within {out:.1e}, "
+          f"grads of q, k, v within {grads:.1e}")
+    return out < 1e-5 and grads < 1e-5
 
 
 def serve(dir_, threads):
@@ -643,6 +702,9 @@ def ops_list(quick):
         for micro in [96, 16]:
             ops.append((f"update:{m}:{micro}", "rl_update"))
         ops.append((f"packed:{m}:256", "packed_update"))
+    for way in ["dense", "segments"]:  # attention alone on the packed rows (issue 33)
+        for pass_ in ["fwd", "fwdbwd"]:
+            ops.append((f"attn:book:{way}:{pass_}", "attention alone"))
     for m in models:  # B = 1, T = 4: the kernels are negligible, what is left is per-call cost
         ops.append((f"fwd:{m}:1:4", "fixed cost"))
         ops.append((f"train:{m}:1:4", "fixed cost"))
@@ -752,6 +814,28 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
                 r16, _ = results[(threads, f"update:{m}:16")]
                 cross = spread(threads, f"packed:{m}:256", f"packed:{m}:256")
                 print(f"{m:<10} {r96 / rp:15.2f} {r16 / rp:15.2f} {p96 / pp:13.2f} {pp / rp:22.2f} {cross:>10}")
+        attn = {(w, p): results.get((threads, f"attn:book:{w}:{p}")) for w in ["dense", "segments"]
+                for p in ["fwd", "fwdbwd"]}
+        if all(attn.values()):
+            layers = CONFIGS["book"][4]
+            print()
+            print("attention alone on the 22 packed rows of 256 (book model, one layer): one dense call with")
+            print("the block-diagonal mask against one causal call per episode; speed-up = dense / segments")
+            print(f"{'pass':<8} {'Rust dense/seg':>15} {'Py dense/seg':>13} {'Py seg/Rust seg':>16} {'rounds':>10}")
+            for p in ["fwd", "fwdbwd"]:
+                (rd, pd), (rs, ps) = attn[("dense", p)], attn[("segments", p)]
+                cross = spread(threads, f"attn:book:segments:{p}", f"attn:book:segments:{p}")
+                print(f"{p:<8} {rd / rs:15.2f} {pd / ps:13.2f} {ps / rs:16.2f} {cross:>10}")
+            if (threads, "packed:book:256") in results:
+                # packed_update runs each layer's attention once without grad (pi_old) and once
+                # with (the two minibatches of rows): swap those calls' times, keep the rest
+                swap = [sum(attn[("segments", p)][side] - attn[("dense", p)][side]
+                            for p in ["fwd", "fwdbwd"]) * layers for side in (0, 1)]
+                rp, pp = results[(threads, "packed:book:256")]
+                er, ep = rp + swap[0], pp + swap[1]
+                print(f"packed_update with per-episode attention, estimated (measured packed time with")
+                print(f"{layers} layers' attention calls swapped): Rust {fmt_time(er)}, PyTorch {fmt_time(ep)},"
+                      f" ratio {ep / er:.2f} (measured now: {pp / rp:.2f})")
         tiny = [m for m in ["book", "default"] if (threads, f"train:{m}:1:4") in results]
         if tiny:
             print()

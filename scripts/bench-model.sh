@@ -3,8 +3,9 @@
 # libtorch 2.13.0 (the Python torch the libtorch install provides): forward,
 # forward+backward+Adam, lockstep rollouts with and without the KV cache, one cached decode
 # step per batch size, chapter 09's rl_update padded and in micro-batches and chapter 14's
-# packed_update on the same episodes, the fixed cost
-# of a call (B = 1, T = 4, where kernels take almost no time), and the train step's parts
+# packed_update on the same episodes, attention alone on the packed rows (one dense masked
+# call against one causal call per episode, and what that would make of packed_update), the
+# fixed cost of a call (B = 1, T = 4, where kernels take almost no time), and the train step's parts
 # (forward+loss, backward, Adam step; the twin's Adam also with fused=True). Rust and
 # Python run as two server processes, started afresh each round and interleaved op by op,
 # several rounds, medians, at 1 and 2 threads; logits, rollouts and one update are checked

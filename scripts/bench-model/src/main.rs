@@ -23,6 +23,11 @@
 //!     packed:MODEL:ROW         chapter 14's `packed_update` (1 epoch, 2 minibatches of rows, the
 //!                              same loss, clip and Adam) on the same 96 episodes packed by
 //!                              `pack_sequences` into rows of ROW tokens
+//!     attn:MODEL:WAY:PASS      attention alone on the packed rows of 256 (an experiment for issue
+//!                              33): q, k, v [R, H, L, Dh] of MODEL's shapes; WAY `dense` (one
+//!                              call, the block-diagonal causal mask packed_update builds) or
+//!                              `segments` (one causal call per episode, on its own slice); PASS
+//!                              `fwd` (no grad) or `fwdbwd` (forward, then the grads of q, k, v)
 //! The table also times fwd and train at B = 1, T = 4: kernels take almost no time there, so
 //! those rows are each language's fixed cost per call.
 //! MODEL is `book` (chapter 05's TinyAgent) or `default` (TinyAgentConfig::default());
@@ -421,7 +426,63 @@ fn make_op(name: &str, models: &mut HashMap<String, TinyAgent>) -> Op {
                 arl::packed_update(&m, &mut opt, &packed, &adv_tokens, PACKED_OPTS, &mut rng);
             })
         }
+        "attn" => attention_op(&config(&model_name), parts[2], parts[3]),
         other => panic!("unknown op {other}"),
+    }
+}
+
+/// Attention alone on the packed rows of 256: the dense block-diagonal call `packed_update`
+/// makes per layer, or one causal call per episode (what a variable-length kernel would
+/// compute, done with the same kernel); the outputs agree on every episode's tokens.
+fn attention_op(cfg: &TinyAgentConfig, way: &str, pass: &str) -> Op {
+    let (packed, _) = packed_inputs(256);
+    let (rows, len) = packed.segment_ids.size2().unwrap();
+    let (heads, dh) = (cfg.n_heads as i64, (cfg.d_model / cfg.n_heads) as i64);
+    // q, k, v: [R, H, L, Dh], a formula the twin repeats
+    let init = |k: f64| {
+        let n = rows * heads * len * dh;
+        let x = (Tensor::arange(n, (Kind::Float, tch::Device::Cpu)) * 0.37 + k).sin();
+        x.view([rows, heads, len, dh]).set_requires_grad(true)
+    };
+    let (q, k, v) = (init(0.0), init(1.0), init(2.0));
+    let seg = &packed.segment_ids;
+    let causal = Tensor::ones([len, len], (Kind::Bool, tch::Device::Cpu)).tril(0);
+    let allowed = seg.unsqueeze(2).eq_tensor(&seg.unsqueeze(1)).logical_and(&causal).unsqueeze(1);
+    let places = packed.places.clone();
+    let (dense, grad) = (way_is_dense(way), pass == "fwdbwd");
+    let (q2, k2, v2) = (q.shallow_clone(), k.shallow_clone(), v.shallow_clone());
+    let attend = move || -> Tensor {
+        let sdpa = |q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>| {
+            Tensor::scaled_dot_product_attention(q, k, v, mask, 0.0, mask.is_none(), None, false)
+        };
+        match dense {
+            true => sdpa(&q, &k, &v, Some(&allowed)).sum(Kind::Float),
+            false => {
+                let sums: Vec<Tensor> = (places.iter())
+                    .map(|&(row, col, n)| {
+                        let part = |t: &Tensor| t.narrow(0, row as i64, 1).narrow(2, col as i64, n as i64);
+                        sdpa(&part(&q), &part(&k), &part(&v), None).sum(Kind::Float)
+                    })
+                    .collect();
+                Tensor::stack(&sums, 0).sum(Kind::Float)
+            }
+        }
+    };
+    whole(move || {
+        if grad {
+            let total = attend();
+            let _ = Tensor::run_backward(&[total], &[&q2, &k2, &v2], false, false);
+        } else {
+            let _ = tch::no_grad(|| attend());
+        }
+    })
+}
+
+fn way_is_dense(way: &str) -> bool {
+    match way {
+        "dense" => true,
+        "segments" => false,
+        other => panic!("attn: unknown way {other}"),
     }
 }
 
