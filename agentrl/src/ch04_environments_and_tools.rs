@@ -97,9 +97,6 @@ pub struct SandboxLimits {
 }
 
 // generated from book/src/04-environments-and-tools.md, saved block 4
-use rand::Rng;
-
-// generated from book/src/04-environments-and-tools.md, saved block 4
 /// One block of a generated body, correct: its lines and the variable it defines.
 pub struct Block {
     pub lines: Vec<String>,
@@ -169,7 +166,7 @@ pub fn draw_tests(
 use rand::seq::SliceRandom;
 
 // generated from book/src/04-environments-and-tools.md, saved block 6
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 // generated from book/src/04-environments-and-tools.md, saved block 6
 /// Generated task `id` of a split, one bug, a decoy with probability `decoy_rate`; None when
@@ -334,9 +331,6 @@ pub fn apply_tool(
         }
     }
 }
-
-// generated from book/src/04-environments-and-tools.md, saved block 12
-use std::fmt;
 
 // generated from book/src/04-environments-and-tools.md, saved block 12
 /// What happened in an episode so far; the pass fields are graded when it ends.
@@ -591,6 +585,9 @@ pub const OUT_OF_TURNS: &str = "out of turns";
 pub fn edit_message(op: EditOp, changed: bool) -> String {
     if changed { format!("edited {op}") } else { format!("edited {op} : no change") }
 }
+
+// generated from book/src/ch04-code.md, saved block 22
+use std::fmt;
 
 // generated from book/src/ch04-code.md, saved block 22
 /// A task: a shared handle to its spec, read through `Deref` (`task.buggy`). A clone, one per
