@@ -553,6 +553,13 @@ def attention_inputs(model_name):
     return q, k, v, allowed, [(row, col, lens[i]) for i, (row, col) in enumerate(places)]
 
 
+def per_episode(q, k, v, segments):
+    """One causal attention call per episode, on its own slice of its row: [1, H, n, Dh] each."""
+    part = lambda t, r, c, n: t[r : r + 1, :, c : c + n]  # noqa: E731
+    return [F.scaled_dot_product_attention(part(q, r, c, n), part(k, r, c, n), part(v, r, c, n),
+                                           is_causal=True) for r, c, n in segments]
+
+
 def attention_op(model_name, way, pass_):
     """The Rust side's attn op: one dense masked call, or one causal call per episode."""
     q, k, v, allowed, segments = attention_inputs(model_name)
@@ -561,10 +568,7 @@ def attention_op(model_name, way, pass_):
     def attend():
         if way == "dense":
             return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed).sum()
-        sums = [F.scaled_dot_product_attention(q[r : r + 1, :, c : c + n], k[r : r + 1, :, c : c + n],
-                                               v[r : r + 1, :, c : c + n], is_causal=True).sum()
-                for r, c, n in segments]
-        return torch.stack(sums).sum()
+        return torch.stack([y.sum() for y in per_episode(q, k, v, segments)]).sum()
 
     def op():
         if pass_ == "fwdbwd":
@@ -584,8 +588,7 @@ def check_attention(model_name):
     for r, c, n in segments:
         real[r, :, c : c + n] = 1.0
     g_dense = torch.autograd.grad((dense * real).sum(), [q, k, v])
-    per = [F.scaled_dot_product_attention(q[r : r + 1, :, c : c + n], k[r : r + 1, :, c : c + n],
-                                          v[r : r + 1, :, c : c + n], is_causal=True) for r, c, n in segments]
+    per = per_episode(q, k, v, segments)
     g_seg = torch.autograd.grad(torch.stack([p.sum() for p in per]).sum(), [q, k, v])
     out = max((dense[r : r + 1, :, c : c + n] - p).abs().max().item() for (r, c, n), p in zip(segments, per))
     grads = max(((a - b) * real).abs().max().item() for a, b in zip(g_dense, g_seg))

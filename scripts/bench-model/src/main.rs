@@ -449,24 +449,31 @@ fn attention_op(cfg: &TinyAgentConfig, way: &str, pass: &str) -> Op {
     let causal = Tensor::ones([len, len], (Kind::Bool, tch::Device::Cpu)).tril(0);
     let allowed = seg.unsqueeze(2).eq_tensor(&seg.unsqueeze(1)).logical_and(&causal).unsqueeze(1);
     let places = packed.places.clone();
-    let (dense, grad) = (way_is_dense(way), pass == "fwdbwd");
+    let dense = match way {
+        "dense" => true,
+        "segments" => false,
+        other => panic!("attn: unknown way {other}"),
+    };
+    let grad = match pass {
+        "fwd" => false,
+        "fwdbwd" => true,
+        other => panic!("attn: unknown pass {other}"),
+    };
     let (q2, k2, v2) = (q.shallow_clone(), k.shallow_clone(), v.shallow_clone());
     let attend = move || -> Tensor {
         let sdpa = |q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>| {
             Tensor::scaled_dot_product_attention(q, k, v, mask, 0.0, mask.is_none(), None, false)
         };
-        match dense {
-            true => sdpa(&q, &k, &v, Some(&allowed)).sum(Kind::Float),
-            false => {
-                let sums: Vec<Tensor> = (places.iter())
-                    .map(|&(row, col, n)| {
-                        let part = |t: &Tensor| t.narrow(0, row as i64, 1).narrow(2, col as i64, n as i64);
-                        sdpa(&part(&q), &part(&k), &part(&v), None).sum(Kind::Float)
-                    })
-                    .collect();
-                Tensor::stack(&sums, 0).sum(Kind::Float)
-            }
+        if dense {
+            return sdpa(&q, &k, &v, Some(&allowed)).sum(Kind::Float);
         }
+        let sums: Vec<Tensor> = (places.iter())
+            .map(|&(row, col, n)| {
+                let part = |t: &Tensor| t.narrow(0, row as i64, 1).narrow(2, col as i64, n as i64);
+                sdpa(&part(&q), &part(&k), &part(&v), None).sum(Kind::Float)
+            })
+            .collect();
+        Tensor::stack(&sums, 0).sum(Kind::Float)
     };
     whole(move || {
         if grad {
@@ -476,14 +483,6 @@ fn attention_op(cfg: &TinyAgentConfig, way: &str, pass: &str) -> Op {
             let _ = tch::no_grad(|| attend());
         }
     })
-}
-
-fn way_is_dense(way: &str) -> bool {
-    match way {
-        "dense" => true,
-        "segments" => false,
-        other => panic!("attn: unknown way {other}"),
-    }
 }
 
 fn serve(threads: i32) {
