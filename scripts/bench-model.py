@@ -329,12 +329,17 @@ def pack(ids, act, adv, lens, max_tokens):
     return p_ids, pos, seg, p_act, p_adv, places
 
 
+def block_causal_mask(seg):
+    """chapter 14's packed_logits mask: segments [R, L] -> allowed [R, 1, L, L], each token
+    attending to earlier tokens of its own segment (padding, segment 0, to earlier padding)."""
+    l = seg.shape[1]
+    same = seg.unsqueeze(2) == seg.unsqueeze(1)  # [R, L, L]
+    return same.logical_and(torch.ones(l, l, dtype=torch.bool).tril(0)).unsqueeze(1)
+
+
 def packed_logp(m, ids, pos, seg):
     """chapter 14's packed_log_probs: a block-diagonal causal mask, per-episode positions."""
-    l = ids.shape[1]
-    same = seg.unsqueeze(2) == seg.unsqueeze(1)  # [R, L, L]
-    allowed = same.logical_and(torch.ones(l, l, dtype=torch.bool).tril(0)).unsqueeze(1)
-    logits = m(ids, pos, allowed)[:, :-1]
+    logits = m(ids, pos, block_causal_mask(seg))[:, :-1]
     return logits.log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
 
 
@@ -548,9 +553,7 @@ def attention_inputs(model_name):
     n = rows * heads * l * (d // heads)
     q, k, v = ((torch.arange(n, dtype=torch.float32) * 0.37 + c).sin().view(rows, heads, l, d // heads)
                .requires_grad_() for c in (0.0, 1.0, 2.0))
-    same = seg.unsqueeze(2) == seg.unsqueeze(1)
-    allowed = same.logical_and(torch.ones(l, l, dtype=torch.bool).tril(0)).unsqueeze(1)
-    return q, k, v, allowed, [(row, col, lens[i]) for i, (row, col) in enumerate(places)]
+    return q, k, v, block_causal_mask(seg), [(row, col, lens[i]) for i, (row, col) in enumerate(places)]
 
 
 def per_episode(q, k, v, segments):
