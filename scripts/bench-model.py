@@ -729,7 +729,7 @@ def fmt_time(s):
     return f"{s * 1e3:9.3f} ms" if abs(s) >= 1e-3 else f"{s * 1e6:9.1f} us"
 
 
-def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
+def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None, min_reps=1, steady=False):
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, rounds {rounds}, threads {threads_list}")
     if not check(dir_):
         print("bench-model: Rust and Python disagree; not timing", file=sys.stderr)
@@ -748,26 +748,29 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
     for threads in threads_list:
         guard = LoadGuard([os.getpid()], patience=patience)
         samples = {op: ([], []) for op, _ in ops}
-        reps = {}  # reps per timing: about 0.1 s of the slower side, measured in round 1
+        reps = {}  # reps per timing: about 0.1 s of the slower side (>= min_reps), from round 1
         for r in range(rounds):
             # Fresh server processes every round. Where a process's buffers land (address space
             # layout randomization) moves its times by several percent: one Rust train step
             # measured 5.4-6.2 ms across six launches. One launch per side would report one
             # draw of that luck; a median over rounds is a median over launches.
-            rust = Server([rust_bin, "serve", str(threads)], threads)
-            py = Server([sys.executable, __file__, "serve", dir_, str(threads)], threads)
-            guard.pids = [os.getpid(), rust.p.pid, py.p.pid]
-            for op, _ in ops:  # an op's first call builds it (weights, inputs): not timed
-                t = max(rust.time(op, 1), py.time(op, 1))
-                reps.setdefault(op, max(1, min(200, int(0.1 / max(t, 1e-6)))))
+            # --steady: one pair of servers for all rounds, the state a training loop runs in
+            if r == 0 or not steady:
+                rust = Server([rust_bin, "serve", str(threads)], threads)
+                py = Server([sys.executable, __file__, "serve", dir_, str(threads)], threads)
+                guard.pids = [os.getpid(), rust.p.pid, py.p.pid]
+                for op, _ in ops:  # an op's first call builds it (weights, inputs): not timed
+                    t = max(rust.time(op, 1), py.time(op, 1))
+                    reps.setdefault(op, max(min_reps, min(200, int(0.1 / max(t, 1e-6)))))
             for op, _ in ops:
                 # alternate who goes first, so neither always runs on a warm cache
                 order = [(0, rust), (1, py)] if r % 2 == 0 else [(1, py), (0, rust)]
                 pair = guard.measure(lambda: [(side, srv.time(op, reps[op])) for side, srv in order])
                 for side, t in pair:
                     samples[op][side].append(t)
-            rust.close()
-            py.close()
+            if r == rounds - 1 or not steady:
+                rust.close()
+                py.close()
             print(f"threads {threads}: round {r + 1}/{rounds} done, {guard.discarded} discarded", file=sys.stderr)
         discarded[threads] = guard.discarded
         under_load[threads] = guard.under_load
@@ -775,7 +778,9 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None):
             results[(threads, op)] = tuple(statistics.median(s) for s in samples[op])
             per_round[(threads, op)] = samples[op]
     print()
-    print(f"medians of {rounds} interleaved rounds, each with fresh processes; ratio = Python / Rust (> 1: Rust faster);")
+    calls = f", at least {min_reps} calls per timing" if min_reps > 1 else ""
+    procs = "one pair of processes for all rounds" if steady else "each with fresh processes"
+    print(f"medians of {rounds} interleaved rounds, {procs}{calls}; ratio = Python / Rust (> 1: Rust faster);")
     print("rounds = the lowest and highest ratio of a single round")
     print(f"pairs discarded because other processes used > 10% of a core meanwhile: {discarded}")
     print(f"pairs kept under such load after {patience:.0f} s of waiting per thread count: {under_load}")
@@ -901,13 +906,19 @@ def drive_args(argv):
     parser.add_argument("--patience", type=float, default=900.0,
                         help="seconds to wait for a quiet machine before keeping loaded pairs (default 900)")
     parser.add_argument("--only", help="time only the operations containing one of these, comma-separated")
+    parser.add_argument("--min-reps", type=int, default=1,
+                        help="calls per timing at least (default 1; an op taking over 0.1 s "
+                             "is otherwise timed once per round)")
+    parser.add_argument("--steady", action="store_true",
+                        help="keep one Rust and one Python process for all rounds (a training loop's "
+                             "steady state) instead of fresh ones each round")
     a = parser.parse_args(argv)
     try:
         a.threads = [int(x) for x in a.threads.split(",")]
     except ValueError:
         parser.error(f"--threads: not a comma-separated list of integers: {a.threads}")
-    if a.rounds < 1 or min(a.threads) < 1:
-        parser.error("--rounds and --threads need positive integers")
+    if a.rounds < 1 or min(a.threads) < 1 or a.min_reps < 1:
+        parser.error("--rounds, --threads and --min-reps need positive integers")
     return a
 
 
@@ -925,7 +936,7 @@ def main():
     elif cmd == "drive":
         a = drive_args(sys.argv[2:])
         only = a.only.split(",") if a.only else None
-        drive(a.data, a.rust_bin, a.rounds, a.threads, a.quick, a.patience, only)
+        drive(a.data, a.rust_bin, a.rounds, a.threads, a.quick, a.patience, only, a.min_reps, a.steady)
     else:
         raise SystemExit(__doc__)
 

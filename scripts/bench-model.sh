@@ -13,6 +13,7 @@
 # logits (--only memory for that part alone). A benchmark, not a test: run it on an idle machine.
 #
 #   scripts/bench-model.sh [--rounds N] [--threads 1,2] [--quick] [--patience S] [--only OP,OP]
+#                          [--min-reps N] [--steady]
 #   e.g. --only train:book:8:96,roll_cached:book:8:short,roll_uncached:book:8:short
 #
 # ATen's ISA and MKL's path are pinned as the checker pins them (DESIGN.md, Determinism),
