@@ -907,7 +907,7 @@ def drive_args(argv):
                         help="seconds to wait for a quiet machine before keeping loaded pairs (default 900)")
     parser.add_argument("--only", help="time only the operations containing one of these, comma-separated")
     parser.add_argument("--min-reps", type=int, default=1,
-                        help="calls per timing at least (default 1; an op taking over 0.1 s "
+                        help="calls per timing at least (default 1; an op taking over 50 ms "
                              "is otherwise timed once per round)")
     parser.add_argument("--steady", action="store_true",
                         help="keep one Rust and one Python process for all rounds (a training loop's "
