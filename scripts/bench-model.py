@@ -755,6 +755,7 @@ def drive(dir_, rust_bin, rounds, threads_list, quick, patience, only=None, min_
             # measured 5.4-6.2 ms across six launches. One launch per side would report one
             # draw of that luck; a median over rounds is a median over launches.
             # --steady: one pair of servers for all rounds, the state a training loop runs in
+            # (and one draw of that luck per side: compare it with a run of fresh processes)
             if r == 0 or not steady:
                 rust = Server([rust_bin, "serve", str(threads)], threads)
                 py = Server([sys.executable, __file__, "serve", dir_, str(threads)], threads)
