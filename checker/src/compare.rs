@@ -40,6 +40,7 @@ pub fn judge<'c>(
     runs: &[&'c CodeBlock],
     result: &RunResult,
     krate: &ChapterCrate,
+    limit_why: &str,
     compare: bool,
 ) -> Judgement<'c> {
     let path = chapter.path.display();
@@ -80,11 +81,18 @@ pub fn judge<'c>(
             }
         }
     }
-    judge_ending(chapter, runs, result, krate, &mut j);
+    judge_ending(chapter, runs, result, krate, limit_why, &mut j);
     j
 }
 
-fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krate: &ChapterCrate, j: &mut Judgement) {
+fn judge_ending(
+    chapter: &Chapter,
+    runs: &[&CodeBlock],
+    result: &RunResult,
+    krate: &ChapterCrate,
+    limit_why: &str,
+    j: &mut Judgement,
+) {
     let path = chapter.path.display();
     let completed = result.blocks.len();
     // Where block k stopped the program; past the last block (a Drop at the end of `main`, a
@@ -145,8 +153,8 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
             never_ran(*block)
         ),
         Ending::TimedOut { limit, wall, cpu: _, waited: false } => format!(
-            "{path}:{}: killed after using the time limit of {} s of CPU time {} ({:.0} s of wall-clock time; \
-             raise the limit with --time-limit SECS){}\n",
+            "{path}:{}: killed after using the time limit of {} s of CPU time {} ({:.0} s of wall-clock time); \
+             the limit is {limit_why}{}\n",
             line_of(completed),
             limit.as_secs(),
             when(completed),
@@ -155,8 +163,8 @@ fn judge_ending(chapter: &Chapter, runs: &[&CodeBlock], result: &RunResult, krat
         ),
         Ending::TimedOut { limit, wall, cpu, waited: true } => format!(
             "{path}:{}: killed after {:.0} s of wall-clock time {}, in which it used only {:.1} s of CPU time \
-             (the limit is {} s of CPU time, and {}× that of wall-clock time for a program that waits: a sleep, \
-             a lock, a read){}\n",
+             (the limit is {} s of CPU time, {limit_why}, and {}× that of wall-clock time for a program that \
+             waits: a sleep, a lock, a read){}\n",
             line_of(completed),
             wall.as_secs_f64(),
             when(completed),

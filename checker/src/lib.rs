@@ -12,6 +12,7 @@ pub mod build;
 pub mod compare;
 pub mod interrupt;
 pub mod libtorch;
+pub mod limits;
 pub mod mkl;
 pub mod progress;
 pub mod prose;
@@ -48,7 +49,9 @@ pub struct Options {
     pub work_dir: PathBuf,
     pub cargo_target_dir: Option<PathBuf>,
     pub lockfile: Option<PathBuf>,
-    pub time_limit: Duration,
+    /// `--time-limit SECS`: one CPU-time limit for every chapter. Without it each chapter's
+    /// limit is derived from its recorded CPU time ([`limits`]).
+    pub time_limit: Option<Duration>,
     /// Chapter programs run at once (each on one intra-op thread); at least 1.
     pub jobs: usize,
     /// After each chapter that ran, list its run blocks' wall times (`--timings`).
@@ -144,13 +147,15 @@ pub fn labs_dir(book: &Path) -> Result<PathBuf> {
     Ok(std::path::absolute(root)?.join(tangle::labs::RESULTS_DIR))
 }
 
-/// A digest of every lab results file (`ROOT/labs/results/*.json`, by name: name, length,
+/// A digest of every lab results file and checkpoint (`ROOT/labs/results/*.json` and
+/// `*.safetensors`, by name: name, length,
 /// bytes), for the cache key: a regenerated results file re-runs the chapters.
 fn labs_digest(book: &Path) -> Result<String> {
     let root = root_of(book);
     let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
     let mut h = Sha256::new();
-    for path in tangle::labs::results_files(root)? {
+    let checkpoints = tangle::labs::checkpoint_files(root)?;
+    for path in tangle::labs::results_files(root)?.into_iter().chain(checkpoints) {
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         h.update(format!("{name}\n{}\n", bytes.len()).as_bytes());
@@ -252,11 +257,13 @@ enum Verdict {
 struct Report {
     verdict: Verdict,
     text: String,
+    /// A refresh that recorded the chapter: the CPU time its program used.
+    recorded_cpu: Option<Duration>,
 }
 
 impl Report {
     fn new(verdict: Verdict, text: String) -> Report {
-        Report { verdict, text }
+        Report { verdict, text, recorded_cpu: None }
     }
 }
 
@@ -273,6 +280,8 @@ struct Ctx<'a> {
     lockfile: Option<PathBuf>,
     work: PathBuf,
     progress: Progress,
+    /// `book/cpu-seconds.json`: what each chapter's limit is derived from.
+    cpu_record: limits::CpuRecord,
 }
 
 fn label(chapter: &Chapter) -> String {
@@ -325,6 +334,7 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         lockfile,
         work: std::path::absolute(&opts.work_dir)?,
         progress: progress.clone(),
+        cpu_record: limits::CpuRecord::load(&opts.book).map_err(|e| SetupError(format!("{e:#}")))?,
     };
     // Two checkers on one work dir would write each other's chapter crates between a cache
     // key and its build: one at a time (the lock is released when this process ends).
@@ -333,7 +343,16 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
     let reports = check_chapters(&ctx, &selected, out);
     drop(work_lock);
     progress.finish();
-    let Outcome { mut summary, mut failed_ids, refreshable, broken } = reports?;
+    let Outcome { mut summary, mut failed_ids, refreshable, broken, cpu_used } = reports?;
+    // A refresh records the CPU time of each chapter it recorded, so its limit follows it.
+    if opts.refresh {
+        let mut record = ctx.cpu_record.clone();
+        let moved: Vec<String> = cpu_used.iter().filter(|(id, cpu)| record.note(id, *cpu)).map(|(id, _)| id.clone()).collect();
+        if !moved.is_empty() {
+            record.save()?;
+            writeln!(out, "recorded the CPU time of chapter(s) {} in {}", moved.join(", "), record.path.display())?;
+        }
+    }
     // prose that quotes an interval no output prints: after a refresh, the reading to rewrite
     for problem in prose::unprinted_intervals(&book, &selected) {
         writeln!(out, "error: {problem}")?;
@@ -384,9 +403,13 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
     let mut broken: BTreeMap<usize, String> = BTreeMap::new();
     let mut done: BTreeMap<usize, Report> = BTreeMap::new();
     let mut next_to_print = 0;
+    let mut cpu_used = Vec::new();
     let mut print_ready = |done: &mut BTreeMap<usize, Report>, out: &mut dyn Write| -> Result<()> {
         while let Some(report) = done.remove(&next_to_print) {
             let chapter = &ctx.book.chapters[selected[next_to_print]];
+            if let (Verdict::Passed, Some(cpu)) = (report.verdict, report.recorded_cpu) {
+                cpu_used.push((chapter.id.clone(), cpu));
+            }
             ctx.progress.suspend(|| -> Result<()> {
                 out.write_all(report.text.as_bytes())?;
                 out.flush()?;
@@ -418,15 +441,15 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
         // An error below (the report's reader gone: `checker | head`) must not wait for the
         // programs still running: stop them, so the workers (joined as the scope ends) return.
         let mut stop_on_error = StopOnError(true);
-        let (job_tx, job_rx) = mpsc::channel::<(usize, PathBuf, String)>();
+        let (job_tx, job_rx) = mpsc::channel::<(usize, PathBuf, String, Duration)>();
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (result_tx, result_rx) = mpsc::channel::<(usize, Result<RunResult>)>();
         for _ in 0..ctx.opts.jobs.max(1) {
             let (job_rx, result_tx) = (Arc::clone(&job_rx), result_tx.clone());
-            let (env, limit, progress) = (&ctx.env, ctx.opts.time_limit, ctx.progress.clone());
+            let (env, progress) = (&ctx.env, ctx.progress.clone());
             scope.spawn(move || loop {
                 let job = job_rx.lock().unwrap().recv();
-                let Ok((pos, executable, what)) = job else { break };
+                let Ok((pos, executable, what, limit)) = job else { break };
                 let activity = progress.start(what);
                 let result = run::run(&executable, env, limit);
                 drop(activity);
@@ -457,9 +480,9 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
                 }
                 Ok(built) => {
                     let what = format!("chapter {}: running", chapter.id);
-                    let executable = built.executable.clone();
+                    let (executable, limit) = (built.executable.clone(), built.limit.cpu);
                     running.insert(pos, built);
-                    job_tx.send((pos, executable, what)).expect("run workers are alive");
+                    job_tx.send((pos, executable, what, limit)).expect("run workers are alive");
                 }
             }
             while let Ok((pos, result)) = result_rx.try_recv() {
@@ -480,7 +503,7 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
     });
     checked?;
     let broken = broken.keys().map(|&k| ctx.book.chapters[k].id.clone()).collect();
-    Ok(Outcome { summary, failed_ids, refreshable, broken })
+    Ok(Outcome { summary, failed_ids, refreshable, broken, cpu_used })
 }
 
 /// Stops every build and program the checker started when dropped armed (an early return).
@@ -502,6 +525,8 @@ struct Outcome {
     refreshable: Vec<String>,
     /// Chapters whose saved code does not compile (a tangle of them would not either).
     broken: Vec<String>,
+    /// Chapters refreshed, with the CPU time their program used.
+    cpu_used: Vec<(String, Duration)>,
 }
 
 /// A chapter whose program is generated and whose cache key is known.
@@ -514,6 +539,7 @@ struct Prepared<'a> {
     stamp: PathBuf,
     /// Why the chapter runs (a cache miss, in a few words), or None when forced to.
     why: Option<String>,
+    limit: limits::Limit,
 }
 
 /// A chapter whose program is built and ready to run.
@@ -524,6 +550,7 @@ struct Built<'a> {
     key: CacheKey,
     stamp: PathBuf,
     why: Option<String>,
+    limit: limits::Limit,
     executable: PathBuf,
     build_time: Duration,
 }
@@ -556,7 +583,8 @@ fn prepare<'a>(
         format!("chapter-{}-{}", chapter.id.to_ascii_lowercase(), &hex(ctx.work.display().to_string().as_bytes())[..8]);
     let krate =
         ChapterCrate { dir: ctx.work.join(format!("ch-{}", chapter.id)), package, main_rs: program.main_rs, prefix };
-    let key = cache_key(&krate, chapter, ctx, ctx.opts.time_limit);
+    let limit = ctx.cpu_record.limit(&chapter.id, ctx.opts.time_limit);
+    let key = cache_key(&krate, chapter, ctx, limit.cpu);
     let stamp = ctx.work.join("cache").join(format!("{}.pass", chapter.id));
     let recorded = std::fs::read_to_string(&stamp).ok();
     if !ctx.opts.force && !ctx.opts.refresh && recorded.as_deref() == Some(key.stamp().as_str()) {
@@ -564,7 +592,7 @@ fn prepare<'a>(
         return Ok(Err(Report::new(Verdict::Passed, format!("{}: ok (cached{timings})\n", label(chapter)))));
     }
     let why = (!ctx.opts.force && !ctx.opts.refresh).then(|| key.why_not(recorded.as_deref()));
-    Ok(Ok(Prepared { index, chapter, krate, run_blocks: program.run_blocks, key, stamp, why }))
+    Ok(Ok(Prepared { index, chapter, krate, run_blocks: program.run_blocks, key, stamp, why, limit }))
 }
 
 /// A saved block that does not parse or breaks a rule: the chapter holding it is broken
@@ -598,8 +626,8 @@ fn build_step<'a>(
     let build_time = started.elapsed();
     let (report, locations) = match outcome {
         BuildOutcome::Built { executable } => {
-            let Prepared { chapter, krate, run_blocks, key, stamp, why, .. } = p;
-            return Ok(Ok(Built { chapter, krate, run_blocks, key, stamp, why, executable, build_time }));
+            let Prepared { chapter, krate, run_blocks, key, stamp, why, limit, .. } = p;
+            return Ok(Ok(Built { chapter, krate, run_blocks, key, stamp, why, limit, executable, build_time }));
         }
         BuildOutcome::Failed { report, locations } => (report, locations),
     };
@@ -633,7 +661,8 @@ fn build_step<'a>(
 fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
     let chapter = built.chapter;
     let runs: Vec<&CodeBlock> = built.run_blocks.iter().map(|&i| &chapter.blocks[i]).collect();
-    let judgement = compare::judge(chapter, &runs, &result, &built.krate, !ctx.opts.refresh);
+    let limit_why = built.limit.explain(&ctx.cpu_record.path);
+    let judgement = compare::judge(chapter, &runs, &result, &built.krate, &limit_why, !ctx.opts.refresh);
     let mut times = format!("build {:.1} s, run {:.1} s", built.build_time.as_secs_f64(), result.elapsed.as_secs_f64());
     if let Some(why) = &built.why {
         let _ = write!(times, "; ran because {why}");
@@ -648,7 +677,7 @@ fn finish(ctx: &Ctx, built: Built, result: RunResult) -> Result<Report> {
                 Verdict::Failed,
                 format!("{}: FAILED ({times}); nothing written\n{differences}\n", label(chapter)),
             ),
-            None => refresh_step(ctx, &built, judgement, new_source, &times)?,
+            None => refresh_step(ctx, &built, judgement, new_source, &times, result.cpu)?,
         }
     };
     if ctx.opts.timings {
@@ -671,8 +700,9 @@ fn outputs_that_do_not_repeat(
     if !changes {
         return Ok(None); // nothing to record: this run already repeated the recorded outputs
     }
-    let again = run::run(&built.executable, &ctx.env, ctx.opts.time_limit)?;
-    let second = compare::judge(chapter, runs, &again, &built.krate, false);
+    let again = run::run(&built.executable, &ctx.env, built.limit.cpu)?;
+    let limit_why = built.limit.explain(&ctx.cpu_record.path);
+    let second = compare::judge(chapter, runs, &again, &built.krate, &limit_why, false);
     let mut messages = Vec::new();
     for (block, text) in &first.printed {
         let Some((_, repeat)) = second.printed.iter().find(|(b, _)| std::ptr::eq(*b, *block)) else { continue };
@@ -742,19 +772,27 @@ fn report_step(built: &Built, j: compare::Judgement, times: &str) -> Result<Repo
 
 /// Step 5b: rewrite the Output blocks of the blocks that completed (never of blocks that
 /// did not run, nor an output over the limit), only if the file still holds what was read.
-fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, new_source: String, times: &str) -> Result<Report> {
+fn refresh_step(
+    ctx: &Ctx,
+    built: &Built,
+    j: compare::Judgement,
+    new_source: String,
+    times: &str,
+    cpu: Duration,
+) -> Result<Report> {
     let chapter = built.chapter;
     let unrecordable = refresh::unrecordable(chapter, &j.printed, &new_source);
     if !unrecordable.is_empty() {
         let reports: Vec<String> = unrecordable
             .iter()
-            .map(|(block, text)| {
-                let shown: Vec<String> = text.lines().take(3).map(|l| format!("{l:?}")).collect();
+            .map(|bad| {
+                let shown: Vec<String> = bad.printed.lines().take(3).map(|l| format!("{l:?}")).collect();
                 format!(
-                    "{}:{}: the block printed text an Output block cannot hold as printed (a carriage \
-                     return reads back as a line ending): print it escaped, e.g. with {{:?}}; it began\n  {}",
+                    "{}:{}: the block printed text an Output block cannot hold as printed ({}): print it \
+                     escaped, e.g. with {{:?}}; it began\n  {}",
                     chapter.path.display(),
-                    block.fence_line,
+                    bad.block.fence_line,
+                    bad.reason,
                     shown.join("\n  ")
                 )
             })
@@ -798,8 +836,14 @@ fn refresh_step(ctx: &Ctx, built: &Built, j: compare::Judgement, new_source: Str
     let mut book = ctx.book.clone();
     book.chapters[index] = refreshed.clone();
     let krate = ChapterCrate { main_rs: program::generate(&book, index)?.main_rs, ..built.krate.clone() };
-    write_stamp(&built.stamp, &cache_key(&krate, &refreshed, ctx, ctx.opts.time_limit))?;
-    Ok(Report::new(Verdict::Passed, format!("{}: refreshed, {note} ({times})\n", label(chapter))))
+    // The stamp is keyed with the limit the next check derives (this run may move the record).
+    let mut record = ctx.cpu_record.clone();
+    record.note(&chapter.id, cpu);
+    let next_limit = record.limit(&chapter.id, ctx.opts.time_limit);
+    write_stamp(&built.stamp, &cache_key(&krate, &refreshed, ctx, next_limit.cpu))?;
+    let mut report = Report::new(Verdict::Passed, format!("{}: refreshed, {note} ({times})\n", label(chapter)));
+    report.recorded_cpu = Some(cpu);
+    Ok(report)
 }
 
 /// The generated crate beside the book (`agentrl/` next to `book/`), if there is one.

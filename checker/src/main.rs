@@ -38,9 +38,11 @@ struct Cli {
     /// Cargo.lock that pins the chapter programs' dependencies [default: agentrl/Cargo.lock beside the book].
     #[arg(long)]
     lockfile: Option<PathBuf>,
-    /// Seconds a chapter program may run before it is killed.
-    #[arg(long, default_value_t = 120)]
-    time_limit: u64,
+    /// CPU seconds every chapter program may use before it is killed [default: per chapter,
+    /// 5 × the CPU time it used when its outputs were last recorded (book/cpu-seconds.json,
+    /// written by --refresh), at least 60 s; 120 s for a chapter with no record].
+    #[arg(long, value_name = "SECS")]
+    time_limit: Option<u64>,
     /// Find (or install) libtorch and the Qwen3 tokenizer files, print the shell exports
     /// (LIBTORCH, LD_LIBRARY_PATH, AGENTRL_QWEN3_DIR, AGENTRL_LABS_DIR), and exit.
     #[arg(long)]
@@ -145,7 +147,7 @@ fn main() -> ExitCode {
         work_dir: cli.work_dir,
         cargo_target_dir: cli.cargo_target_dir,
         lockfile: cli.lockfile,
-        time_limit: Duration::from_secs(cli.time_limit),
+        time_limit: cli.time_limit.map(Duration::from_secs),
         jobs: cli
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))

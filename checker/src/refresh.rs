@@ -88,15 +88,65 @@ pub fn rewrite(chapter: &Chapter, printed: &[(&CodeBlock, String)]) -> String {
     result
 }
 
-/// The printed blocks whose Output, as `new_source` records it, would not read back as what they
-/// printed (a carriage return, which Markdown takes for a line ending) -> (block, printed).
+/// A printed block refresh cannot record, and why.
+#[derive(Debug)]
+pub struct Unrecordable<'c> {
+    pub block: &'c CodeBlock,
+    pub printed: String,
+    /// What it printed that an Output block cannot hold, in words: `U+0001 (a control
+    /// character) on line 1 of its output`.
+    pub reason: String,
+}
+
+/// The first character of `text` an Output block cannot hold (a control character other than
+/// tab and newline: a chapter may not contain one, and a carriage return reads back as a line
+/// ending) -> (1-based line, character).
+pub fn unholdable_char(text: &str) -> Option<(usize, char)> {
+    text.split('\n').enumerate().find_map(|(k, line)| {
+        line.chars().find(|&c| c.is_control() && c != '\t').map(|c| (k + 1, c))
+    })
+}
+
+/// `c` named for a message: `a carriage return (U+000D)`, `U+0001 (a control character)`.
+fn named(c: char) -> String {
+    match c {
+        '\r' => "a carriage return (U+000D), which Markdown reads as a line ending".to_string(),
+        '\u{1b}' => "an escape (U+001B, as terminal colours begin)".to_string(),
+        c => format!("U+{:04X} (a control character)", c as u32),
+    }
+}
+
+/// The printed blocks whose Output, as `new_source` records it, would not read back as what
+/// they printed: each block that printed a character an Output block cannot hold, named; or,
+/// when none did and `new_source` still does not read back, every block that differs.
 pub fn unrecordable<'c>(
     chapter: &'c Chapter,
     printed: &[(&'c CodeBlock, String)],
     new_source: &str,
-) -> Vec<(&'c CodeBlock, String)> {
-    let Ok(reparsed) = tangle::book::parse_blocks(&chapter.path, new_source) else {
-        return printed.to_vec(); // refresh wrote something unreadable: record nothing
+) -> Vec<Unrecordable<'c>> {
+    let holds_a_bad_char: Vec<Unrecordable<'c>> = printed
+        .iter()
+        .filter_map(|(block, text)| {
+            let (line, c) = unholdable_char(text)?;
+            let reason = format!("{} on line {line} of its output", named(c));
+            Some(Unrecordable { block, printed: text.clone(), reason })
+        })
+        .collect();
+    if !holds_a_bad_char.is_empty() {
+        return holds_a_bad_char;
+    }
+    let unreadable = |(block, text): &(&'c CodeBlock, String), why: &str| Unrecordable {
+        block,
+        printed: text.clone(),
+        reason: why.to_string(),
+    };
+    let reparsed = match tangle::book::parse_blocks(&chapter.path, new_source) {
+        Ok(blocks) => blocks,
+        Err(e) => {
+            // refresh wrote something unreadable: record nothing
+            let why = format!("the refreshed chapter would not parse ({e})");
+            return printed.iter().map(|p| unreadable(p, &why)).collect();
+        }
     };
     let old_runs: Vec<&CodeBlock> = chapter.run_blocks().collect();
     let new_runs: Vec<&CodeBlock> = reparsed.iter().filter(|b| b.kind == tangle::BlockKind::Run).collect();
@@ -107,7 +157,7 @@ pub fn unrecordable<'c>(
             let read_back = new_runs.get(k).map(|b| b.output.as_ref().map_or("", |o| o.text.as_str()));
             read_back != Some(recorded_form(text).as_str())
         })
-        .cloned()
+        .map(|p| unreadable(p, "its Output would not read back as what it printed"))
         .collect()
 }
 
@@ -223,9 +273,23 @@ mod tests {
         let new = rewrite(&ch, &printed);
         let bad = unrecordable(&ch, &printed, &new);
         assert_eq!(bad.len(), 1);
-        assert!(std::ptr::eq(bad[0].0, runs[0]));
+        assert!(std::ptr::eq(bad[0].block, runs[0]));
+        assert!(bad[0].reason.starts_with("a carriage return (U+000D)"), "{}", bad[0].reason);
         let good = vec![(runs[0], "new\n".to_string()), (runs[1], "```\nx\n".to_string())];
         assert!(unrecordable(&ch, &good, &rewrite(&ch, &good)).is_empty());
+    }
+
+    #[test]
+    fn a_control_character_is_named_and_only_its_block_is_refused() {
+        let ch = chapter(SRC);
+        let runs: Vec<&CodeBlock> = ch.run_blocks().collect();
+        let printed = vec![(runs[0], "ok\nbell \u{1}!\n".to_string()), (runs[1], "after\n".to_string())];
+        let bad = unrecordable(&ch, &printed, &rewrite(&ch, &printed));
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert!(std::ptr::eq(bad[0].block, runs[0]));
+        assert_eq!(bad[0].reason, "U+0001 (a control character) on line 2 of its output");
+        assert_eq!(unholdable_char("tab\there\n"), None);
+        assert_eq!(unholdable_char("a\n\u{1b}[31m"), Some((2, '\u{1b}')));
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub struct RunResult {
     pub partial: Vec<u8>,
     pub ending: Ending,
     pub elapsed: Duration,
+    /// CPU time the program used (user + system, its own threads; read every 20 ms and as it
+    /// exits).
+    pub cpu: Duration,
     /// When each completed block's end marker reached the checker, from the program's start
     /// (so the first block's time includes the program's own start-up).
     pub block_ends: Vec<Duration>,
@@ -114,6 +117,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     // When the program started, by the clock /proc gives its children's start times in.
     let leader_tick = start_tick(child.id() as i32);
     let (mut timed_out, mut over_limit, mut left_running) = (None, None, (0, None));
+    let mut used = Duration::ZERO;
     let status = loop {
         if let Some(over) = stdout.over_limit() {
             // Stop a flood at once: reading on would cost memory and time for nothing.
@@ -123,12 +127,15 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
             break child.wait()?;
         }
         if has_exited(&mut child)? {
+            // Not reaped yet (WNOWAIT), so /proc still holds its final CPU time.
+            used = used.max(cpu_time(child.id()));
             // What the program started and left behind dies with it (it may hold our pipes).
             left_running = stop_group(&mut child);
             drop(tracked);
             break child.wait()?;
         }
         let (wall, cpu) = (start.elapsed(), cpu_time(child.id()));
+        used = used.max(cpu);
         if cpu >= limit || wall >= limit * WALL_FACTOR {
             timed_out = Some((wall, cpu, cpu < limit));
             stop_group(&mut child);
@@ -177,7 +184,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
     } else {
         Ending::Finished
     };
-    Ok(RunResult { blocks, partial, ending, elapsed, block_ends })
+    Ok(RunResult { blocks, partial, ending, elapsed, cpu: used, block_ends })
 }
 
 /// How long after the program ends its stdout and stderr may stay open.

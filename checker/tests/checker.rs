@@ -178,9 +178,15 @@ fn mismatch_shows_a_diff_at_the_output_line_and_refresh_fixes_only_that() {
     );
     assert_eq!(f.read("01-mismatch.md"), before, "a check must not write");
 
+    let record = f.tmp.path().join("book/cpu-seconds.json");
+    assert!(!record.exists());
     let (code, out) = f.run(&["--refresh"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(f.read("01-mismatch.md"), before.replace("total reward: 3.5", "total reward: 3.0"));
+    // The refresh recorded the chapter's CPU time, which its limit is derived from from now on.
+    assert_contains(&out, &["recorded the CPU time of chapter(s) 01 in book/cpu-seconds.json"]);
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    assert!(recorded.starts_with("{\n  \"01\": ") && recorded.ends_with("\n}\n"), "{recorded}");
     let (code, out) = f.run(&[]);
     assert_eq!(code, 0, "{out}");
     // A refresh of an up-to-date chapter is a byte-for-byte no-op.
@@ -189,6 +195,7 @@ fn mismatch_shows_a_diff_at_the_output_line_and_refresh_fixes_only_that() {
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["already up to date"]);
     assert_eq!(std::fs::read(f.chapter("01-mismatch.md")).unwrap(), after);
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), recorded, "a run as fast leaves the record alone");
 }
 
 #[test]
@@ -425,6 +432,14 @@ fn text_between_a_block_and_its_output_is_refused_not_refreshed_away() {
 #[test]
 fn a_process_left_running_is_killed_and_fails_the_chapter() {
     let f = Fixture::new("left-running");
+    // The sleeps' arguments carry digits only this run knows (`sleep 60.4821…`), so the check
+    // below asks about the processes this test started, never another program's `sleep 60`.
+    let token = format!("{}{}", std::process::id(), std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos());
+    let chapter = f.chapter("01-left.md");
+    let text = f.read("01-left.md");
+    assert!(text.contains("@TOKEN@"), "the fixture names its sleeps with @TOKEN@");
+    std::fs::write(&chapter, text.replace("@TOKEN@", &token)).unwrap();
     let started = std::time::Instant::now();
     let (code, out) = f.run(&[]);
     assert_eq!(code, 1, "{out}");
@@ -437,13 +452,27 @@ fn a_process_left_running_is_killed_and_fails_the_chapter() {
     );
     // The checker neither waited for the sleeps nor left behind those it could find.
     assert!(started.elapsed().as_secs() < 8, "the checker waited for a process it should have killed or given up on");
-    for sleeper in ["^sleep 60$", "^sleep 9$", "^sleep 8$"] {
-        let ps = std::process::Command::new("pgrep").args(["-f", sleeper]).output();
-        if let Ok(ps) = ps {
-            assert!(ps.stdout.is_empty(), "{sleeper} still running: {}", String::from_utf8_lossy(&ps.stdout));
-        }
+    for seconds in ["60", "9", "8"] {
+        let sleeper = format!("^sleep {seconds}\\.{token}$");
+        let ps = std::process::Command::new("pgrep").args(["-f", &sleeper]).output().expect("pgrep runs");
+        assert!(ps.stdout.is_empty(), "{sleeper} still running: {}", String::from_utf8_lossy(&ps.stdout));
     }
     // (The checker waits for what it killed to be gone, so none may be found even under load.)
+}
+
+#[test]
+fn a_control_character_is_named_on_refresh_and_only_its_block_is_refused() {
+    let f = Fixture::new("control-char");
+    let before = f.read("01-control.md");
+    let (code, out) = f.run(&["--refresh"]);
+    assert_eq!(code, 1, "{out}");
+    assert_contains(
+        &out,
+        &["book/src/01-control.md:3: the block printed text an Output block cannot hold as printed \
+           (U+0001 (a control character) on line 1 of its output): print it escaped"],
+    );
+    assert_lacks(&out, &["01-control.md:9:", "carriage return"]);
+    assert_eq!(f.read("01-control.md"), before, "nothing is written");
 }
 
 #[test]
@@ -1142,7 +1171,13 @@ fn a_program_that_spins_is_stopped_by_its_cpu_time() {
     let started = std::time::Instant::now();
     let (code, out) = f.output(cmd);
     assert_eq!(code, 1, "{out}");
-    assert_contains(&out, &["book/src/01-interrupt.md:6: killed after using the time limit of 2 s of CPU time while this block was running"]);
+    assert_contains(
+        &out,
+        &[
+            "book/src/01-interrupt.md:6: killed after using the time limit of 2 s of CPU time while this block was running",
+            "the limit is set with --time-limit SECS",
+        ],
+    );
     // Well before the 6 s wall-clock backstop, however loaded the machine (CPU time, not wall).
     assert!(started.elapsed().as_secs() < 60, "{out}");
 }

@@ -411,13 +411,26 @@ fn collect_idents(tokens: &proc_macro2::TokenStream, names: &mut std::collection
 
 /// The results files `ROOT/labs/results/*.json`, sorted by name (none if the folder is absent).
 pub fn results_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    files_with_extension(root, "json")
+}
+
+/// The checkpoints labs store beside their results, `ROOT/labs/results/*.safetensors` (trained
+/// agents that chapters load), sorted by name.
+pub fn checkpoint_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    files_with_extension(root, CHECKPOINT_EXTENSION)
+}
+
+/// A checkpoint's extension: `tch` writes safetensors for a path that ends so.
+pub const CHECKPOINT_EXTENSION: &str = "safetensors";
+
+fn files_with_extension(root: &Path, extension: &str) -> std::io::Result<Vec<PathBuf>> {
     let dir = root.join(RESULTS_DIR);
     let mut files = Vec::new();
     match std::fs::read_dir(&dir) {
         Ok(entries) => {
             for entry in entries {
                 let path = entry?.path();
-                if path.extension().is_some_and(|e| e == "json") {
+                if path.extension().is_some_and(|e| e == extension) {
                     files.push(path);
                 }
             }
@@ -445,6 +458,9 @@ pub enum ProblemKind {
     NoLab { bin: String },
     /// Not a results file (unreadable, not JSON, a field missing or wrong).
     Malformed(String),
+    /// The checkpoint the results record (`results.checkpoint`) is missing or holds other
+    /// bytes than the lab wrote: rerun `command`.
+    Checkpoint { checkpoint: String, why: String, command: String },
 }
 
 impl fmt::Display for LabProblem {
@@ -464,6 +480,10 @@ impl fmt::Display for LabProblem {
                 self.file
             ),
             ProblemKind::Malformed(why) => write!(f, "error: {}: {why}", self.file),
+            ProblemKind::Checkpoint { checkpoint, why, command } => write!(
+                f,
+                "stale: {checkpoint} {why}; regenerate it with `{command}` and commit both files"
+            ),
         }
     }
 }
@@ -483,7 +503,21 @@ pub fn check_results_with(root: &Path, sources: Sources) -> (Vec<LabProblem>, us
             return (vec![LabProblem { file, kind: ProblemKind::Malformed(format!("cannot list: {e}")) }], 0);
         }
     };
-    let problems = files.iter().filter_map(|path| check_one(root, path, sources)).collect();
+    let mut problems: Vec<LabProblem> = files.iter().filter_map(|path| check_one(root, path, sources)).collect();
+    // A checkpoint no results file records has no provenance: nothing says what made it.
+    for path in checkpoint_files(root).unwrap_or_default() {
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let name = format!("{RESULTS_DIR}/{stem}.{CHECKPOINT_EXTENSION}");
+        let results = root.join(RESULTS_DIR).join(format!("{stem}.json"));
+        let recorded = std::fs::read_to_string(&results)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|j| j["results"]["checkpoint"]["file"].as_str() == Some(name.as_str()));
+        if !recorded {
+            let why = format!("no results file records it ({RESULTS_DIR}/{stem}.json from its lab): remove it or run its lab");
+            problems.push(LabProblem { file: name, kind: ProblemKind::Malformed(why) });
+        }
+    }
     (problems, files.len())
 }
 
@@ -525,7 +559,25 @@ fn check_one(root: &Path, path: &Path, sources: Sources) -> Option<LabProblem> {
         Ok(h) => h,
         Err(e) => return bad(format!("cannot hash its code: {e}")),
     };
-    (recorded != now).then_some(LabProblem { file, kind: ProblemKind::Stale { recorded, now, command } })
+    if recorded != now {
+        return Some(LabProblem { file, kind: ProblemKind::Stale { recorded, now, command } });
+    }
+    let checkpoint = json.get("results").and_then(|r| r.get("checkpoint"))?;
+    let (Some(name), Some(sha)) = (checkpoint["file"].as_str(), checkpoint["sha256"].as_str()) else {
+        return bad("its \"checkpoint\" lacks a \"file\" or \"sha256\" string".to_string());
+    };
+    let why = match std::fs::read(root.join(name)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("is missing ({file} records it)"),
+        Err(e) => return bad(format!("cannot read its checkpoint {name}: {e}")),
+        Ok(bytes) if sha256_hex(&bytes) != sha => format!("holds other bytes than {file} records"),
+        Ok(_) => return None,
+    };
+    Some(LabProblem { file, kind: ProblemKind::Checkpoint { checkpoint: name.to_string(), why, command } })
+}
+
+/// Lower-case hex of the SHA-256 of `bytes` (how results files name a checkpoint's bytes).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Rust files of the labs crate that no code hash covers (anything under `labs/src` but
@@ -741,6 +793,38 @@ mod tests {
             std::fs::write(r.join(edited), before).unwrap();
             assert_eq!(check_results(r), (vec![], 1), "restoring {edited} makes it current again");
         }
+    }
+
+    #[test]
+    fn a_checkpoint_must_hold_the_bytes_its_results_record() {
+        let tmp = repo();
+        let r = tmp.path();
+        let hash = code_hash(r, "demo").unwrap();
+        let weights = r.join(RESULTS_DIR).join("demo.safetensors");
+        std::fs::create_dir_all(weights.parent().unwrap()).unwrap();
+        std::fs::write(&weights, b"weights").unwrap();
+        let text = format!(
+            "{{\"lab\": \"demo\", \"command\": \"scripts/lab.sh demo\", \"code_hash\": \"{hash}\", \
+             \"results\": {{\"checkpoint\": {{\"file\": \"labs/results/demo.safetensors\", \"sha256\": \"{}\"}}}}}}",
+            sha256_hex(b"weights")
+        );
+        std::fs::write(r.join(RESULTS_DIR).join("demo.json"), text).unwrap();
+        assert_eq!(check_results(r), (vec![], 1));
+        std::fs::write(&weights, b"other weights").unwrap();
+        let (problems, _) = check_results(r);
+        assert_eq!(
+            problems[0].to_string(),
+            "stale: labs/results/demo.safetensors holds other bytes than labs/results/demo.json records; \
+             regenerate it with `scripts/lab.sh demo` and commit both files"
+        );
+        std::fs::remove_file(&weights).unwrap();
+        assert!(check_results(r).0[0].to_string().contains("demo.safetensors is missing"));
+        // a checkpoint nothing records
+        std::fs::write(r.join(RESULTS_DIR).join("stray.safetensors"), b"x").unwrap();
+        let (problems, _) = check_results(r);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[1].to_string().starts_with("error: labs/results/stray.safetensors: no results file records it"));
+        assert_eq!(checkpoint_files(r).unwrap().len(), 1);
     }
 
     #[test]
