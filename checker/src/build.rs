@@ -10,6 +10,9 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use tangle::library::{write_if_changed, GeneratedFile, CHAPTER_DEPS, DEV_PROFILE};
 
+/// The opt-level of the prefix library (earlier chapters' saved code) in chapter builds.
+pub const PREFIX_OPT_LEVEL: u8 = 2;
+
 /// A chapter crate on disk: `dir/Cargo.toml`, `dir/src/main.rs`, `dir/agentrl/…`.
 #[derive(Clone)]
 pub struct ChapterCrate {
@@ -39,6 +42,9 @@ impl ChapterCrate {
             let _ = writeln!(s, "{name} = {version}");
         }
         let _ = writeln!(s, "\n[workspace]\n\n{DEV_PROFILE}");
+        // The prefix library is a member of this workspace (a path dependency inside it), so
+        // `package."*"` above does not reach it: name it, so saved code runs optimized.
+        let _ = writeln!(s, "\n[profile.dev.package.{}]\nopt-level = {PREFIX_OPT_LEVEL}", self.prefix_package());
         s
     }
 

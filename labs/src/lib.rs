@@ -154,6 +154,25 @@ fn this_command(lab: &str) -> String {
     cmd
 }
 
+/// Store `model` as lab `lab`'s checkpoint, `labs/results/NAME.safetensors`, for chapters to
+/// load (`agentrl::load_checkpoint`) -> what its results file records of it: the file (relative
+/// to the root), its size and SHA-256 (which `tangle --check` compares with the file).
+pub fn write_checkpoint(lab: &str, model: &agentrl::TinyAgent) -> std::io::Result<serde_json::Value> {
+    let ext = tangle::labs::CHECKPOINT_EXTENSION;
+    let name = format!("{}/{lab}.{ext}", tangle::labs::RESULTS_DIR);
+    let path = root().join(&name);
+    std::fs::create_dir_all(path.parent().expect("results dir"))?;
+    // Write beside, then rename; tch picks safetensors by the extension, so the temp name keeps it.
+    let tmp = path.with_extension(format!("tmp.{ext}"));
+    model.vs.save(&tmp).map_err(|e| std::io::Error::other(format!("saving {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, &path)?;
+    let bytes = std::fs::read(&path)?;
+    let tensors = model.vs.variables().len();
+    Ok(serde_json::json!({
+        "file": name, "bytes": bytes.len(), "sha256": tangle::labs::sha256_hex(&bytes), "tensors": tensors,
+    }))
+}
+
 /// Write `labs/results/NAME.json` (pretty JSON, fixed field order, trailing newline) and
 /// return its path. The code hash is taken now; if `scripts/lab.sh` recorded one before it
 /// built the lab (`AGENTRL_LAB_CODE_HASH`) and the code changed since, nothing is written:
