@@ -11,7 +11,10 @@ use serde::Deserialize;
 use tangle::library::{write_if_changed, GeneratedFile, CHAPTER_DEPS, DEV_PROFILE};
 
 /// The opt-level of the prefix library (earlier chapters' saved code) in chapter builds.
-pub const PREFIX_OPT_LEVEL: u8 = 2;
+/// Measured cold (docs/performance.md, "Saved code's opt-level"): 1 gives chapter 17 most of
+/// level 2's run-time saving (26.6 s -> 11.7 s) for about half its extra build time; chapters
+/// whose time is libtorch's (09, 11) gain little at any level.
+pub const PREFIX_OPT_LEVEL: u8 = 1;
 
 /// A chapter crate on disk: `dir/Cargo.toml`, `dir/src/main.rs`, `dir/agentrl/…`.
 #[derive(Clone)]

@@ -981,7 +981,7 @@ impl KeyPart {
     fn changed(self) -> &'static str {
         match self {
             KeyPart::Checker => "the checker was rebuilt from other sources",
-            KeyPart::Chapter => "the chapter's text changed",
+            KeyPart::Chapter => "the chapter's code or recorded outputs changed",
             KeyPart::Prefix => "the saved code of an earlier chapter changed",
             KeyPart::Environment => {
                 "what the program sees changed (LIBTORCH, LD_LIBRARY_PATH or the tokenizer folder)"
@@ -995,7 +995,8 @@ impl KeyPart {
     }
 }
 
-/// Everything a chapter's result depends on, by part: its text; its prefix (code only: the
+/// Everything a chapter's result depends on, by part: its blocks ([`blocks_digest`]: code and
+/// recorded outputs, not prose); its prefix (code only: the
 /// prefix files carry no Markdown line numbers, so prose edits in earlier chapters do not
 /// count); the environment the program sees; the time limit; the lab results it may read;
 /// the lockfile, libraries and toolchain; and the checker itself. Nothing in it depends on
@@ -1037,7 +1038,8 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
         let tag = krate.work_tag();
         program.update(if tag.is_empty() { text } else { text.replace(tag, "WORK") }.as_bytes());
     }
-    program.update(krate.main_rs.content.as_bytes());
+    // Not main.rs: it follows from the blocks and the checker, and it carries Markdown line
+    // numbers, which a prose edit moves without changing what the program prints.
     let mut prefix = Sha256::new();
     for f in &krate.prefix {
         prefix.update(f.rel_path.display().to_string().as_bytes());
@@ -1054,7 +1056,7 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
     checker.update(CHECKER_SOURCE_HASH.as_bytes());
     // The program's text follows from the chapter and the checker; hashed with the chapter.
     let mut text = Sha256::new();
-    text.update(chapter.source.as_bytes());
+    text.update(blocks_digest(chapter).as_bytes());
     text.update(program.finalize());
     let mut parts = vec![
         (KeyPart::Checker, to_hex(&checker.finalize())),
@@ -1066,6 +1068,30 @@ fn cache_key(krate: &ChapterCrate, chapter: &Chapter, ctx: &Ctx, limit: Duration
     ];
     parts.extend(ctx.inputs.iter().cloned());
     CacheKey(parts)
+}
+
+/// A digest of what a chapter's check depends on in its text: each block's file, kind, fence
+/// info, code and recorded output, in order; not the prose between them. So an edit of the
+/// prose alone is a cache hit (the prose check of intervals runs on every check anyway). An
+/// output that names a Markdown location (a panic's `file.md:LINE`) keys its block's lines too.
+fn blocks_digest(chapter: &Chapter) -> String {
+    let mut h = Sha256::new();
+    for block in &chapter.blocks {
+        let output = block.output.as_ref().map(|o| o.text.as_str());
+        let field = |h: &mut Sha256, text: &str| {
+            h.update(text.len().to_le_bytes());
+            h.update(text.as_bytes());
+        };
+        field(&mut h, &block.path.display().to_string());
+        field(&mut h, &format!("{:?}", block.kind));
+        field(&mut h, &block.info);
+        field(&mut h, &block.code);
+        field(&mut h, output.unwrap_or("\u{0}no output"));
+        if output.is_some_and(|text| text.contains(".md:")) {
+            field(&mut h, &format!("{} {}", block.code_line, block.fence_line));
+        }
+    }
+    to_hex(&h.finalize())
 }
 
 fn write_stamp(path: &Path, key: &CacheKey) -> Result<()> {

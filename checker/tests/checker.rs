@@ -999,10 +999,19 @@ fn the_cache_survives_a_copied_checkout_and_cargos_library_path_and_says_why_it_
     assert_eq!(code, 0, "{out}");
     assert_contains(&out, &["chapter 01 (book/src/01-basics.md): ok (cached", "chapter 02 (book/src/02-tensors.md): ok (cached"]);
 
-    // A miss says why, in one line.
+    // Prose moves the blocks' lines but not what they print: still cached.
     let chapter = copy.path().join("book/src/02-tensors.md");
     let text = std::fs::read_to_string(&chapter).unwrap();
-    std::fs::write(&chapter, format!("{text}\nMore prose.\n")).unwrap();
+    let text = text.replacen("# 2. Tensors\n", "# 2. Tensors\n\nNew prose,\nthree lines.\n", 1);
+    std::fs::write(&chapter, &text).unwrap();
+    let (code, out) = f.output(in_checkout(copy.path(), &[]));
+    assert_eq!(code, 0, "{out}");
+    assert_contains(&out, &["chapter 02 (book/src/02-tensors.md): ok (cached"]);
+
+    // A miss says why, in one line.
+    let edited = text.replacen("let t = tch::", "let t = /* edited */ tch::", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&chapter, edited).unwrap();
     let (code, out) = f.output(in_checkout(copy.path(), &["--timings"]));
     assert_eq!(code, 0, "{out}");
     assert_contains(
@@ -1010,7 +1019,7 @@ fn the_cache_survives_a_copied_checkout_and_cargos_library_path_and_says_why_it_
         &[
             "chapter 01 (book/src/01-basics.md): ok (cached; --force re-runs it, for --timings)",
             "chapter 02 (book/src/02-tensors.md): ok (build",
-            "; ran because the chapter's text changed)",
+            "; ran because the chapter's code or recorded outputs changed)",
         ],
     );
     let mut cmd = in_checkout(copy.path(), &[]);
