@@ -275,6 +275,22 @@ pub fn make_base_agent(tok: &Tokenizer, tasks: &[Task], opts: BaseAgentOptions) 
 }
 
 // generated from book/src/06-policy-gradients.md, saved block 8
+/// A TinyAgent that a lab stored as `labs/results/NAME.safetensors` (its provenance, with the
+/// file's SHA-256, in `NAME.json`), rebuilt at the default shape for `tok`'s vocabulary -> the
+/// agent as the lab trained it, bit for bit. The folder is `AGENTRL_LABS_DIR` (the checker and
+/// `scripts/lab.sh` set it).
+pub fn load_checkpoint(name: &str, tok: &Tokenizer) -> TinyAgent {
+    let dir = std::env::var("AGENTRL_LABS_DIR").expect("AGENTRL_LABS_DIR names labs/results");
+    let path = std::path::Path::new(&dir).join(format!("{name}.safetensors"));
+    let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
+    let mut model = TinyAgent::new(cfg, 0); // the names and shapes; the weights are read over them
+    if let Err(e) = model.vs.load(&path) {
+        panic!("loading {}: {e}; regenerate it with `scripts/lab.sh {name}`", path.display());
+    }
+    model
+}
+
+// generated from book/src/06-policy-gradients.md, saved block 9
 /// `n` episodes of each task, sampled in one lockstep batch from `seed` -> trajectories.
 pub fn sample_episodes(
     model: &TinyAgent,
@@ -291,7 +307,7 @@ pub fn sample_episodes(
     rollout_batch(model, &mut envs, &repeated, tok, RolloutOptions::default(), &mut rng).0
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 9
 /// Pass rate of each task from `n` consecutive episodes per task (the layout of
 /// `sample_episodes`): a pass is a submitted episode whose final source passes the hidden
 /// tests -> one rate per task.
@@ -300,7 +316,7 @@ pub fn per_task_pass_rates(trajs: &[Trajectory], n: usize) -> Vec<f64> {
     trajs.chunks(n).map(|g| g.iter().map(passed).sum::<f64>() / n as f64).collect()
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 8
+// generated from book/src/06-policy-gradients.md, saved block 9
 /// `n` episodes, each on a task drawn uniformly from `tasks` with `rng`, sampled in lockstep.
 pub fn sample_random_tasks(
     model: &TinyAgent,
@@ -316,7 +332,7 @@ pub fn sample_random_tasks(
     rollout_batch(model, &mut envs, &picked, tok, opts, rng).0
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 9
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// Options of `reinforce_train`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReinforceOptions {
@@ -329,7 +345,7 @@ pub struct ReinforceOptions {
     pub seed: u64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 9
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// Defaults: 50 steps of 32 episodes, Adam at 1e-3, token mean, gradient norm clipped at 1.
 impl Default for ReinforceOptions {
     fn default() -> Self {
@@ -338,7 +354,7 @@ impl Default for ReinforceOptions {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 9
+// generated from book/src/06-policy-gradients.md, saved block 10
 /// REINFORCE with the batch-mean baseline on `tasks`; trains `model` in place -> the summary
 /// of each step's sampled batch.
 pub fn reinforce_train(
@@ -363,7 +379,7 @@ pub fn reinforce_train(
     history
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// Simpson's rule for f on [a, b] with an even number of panels.
 fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
     let h = (b - a) / panels as f64;
@@ -372,7 +388,7 @@ fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, panels: usize) -> f64 {
     (f(a) + inner + f(b)) * h / 3.0
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// The x in [low, high] with cdf(x) = p, for an increasing cdf, by bisection.
 fn bisect(cdf: &dyn Fn(f64) -> f64, p: f64, (mut low, mut high): (f64, f64)) -> f64 {
     for _ in 0..64 {
@@ -382,7 +398,7 @@ fn bisect(cdf: &dyn Fn(f64) -> f64, p: f64, (mut low, mut high): (f64, f64)) -> 
     0.5 * (low + high)
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// The standard normal quantile: the z with Phi(z) = p, Phi integrated from the density.
 pub fn normal_quantile(p: f64) -> f64 {
     assert!(p > 0.0 && p < 1.0, "normal_quantile: p must lie in (0, 1)");
@@ -391,7 +407,7 @@ pub fn normal_quantile(p: f64) -> f64 {
     bisect(&cdf, p, (-12.0, 12.0))
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// The Student-t quantile with `df` >= 1 degrees of freedom (not only whole ones). With
 /// x = sqrt(df) tan(theta), P(0 < T < x) is the integral of cos^(df-1) over [0, atan(x /
 /// sqrt(df))] divided by twice its integral over [0, pi/2]: no gamma function needed.
@@ -406,7 +422,7 @@ pub fn student_t_quantile(p: f64, df: f64) -> f64 {
     bisect(&cdf, p, (-1e4, 1e4))
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 10
+// generated from book/src/06-policy-gradients.md, saved block 11
 /// Mean of independent runs' scores [S] (S >= 2) with Student's t interval at level
 /// 1 - alpha: mean +- t(1 - alpha/2, S - 1) * sd / sqrt(S) -> (mean, low, high).
 pub fn seed_t_interval(scores: &[f64], alpha: f64) -> (f64, f64, f64) {
@@ -418,7 +434,7 @@ pub fn seed_t_interval(scores: &[f64], alpha: f64) -> (f64, f64, f64) {
     (mean, mean - half, mean + half)
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 11
+// generated from book/src/06-policy-gradients.md, saved block 12
 /// How a table of scores, rows = seeds and columns = tasks, varies: the standard deviation of
 /// a seed's effect, of a task's effect (shared by every seed), and of what is left (the
 /// seed-by-task interaction and the episodes' own noise).
@@ -429,7 +445,7 @@ pub struct VarianceComponents {
     pub residual: f64,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 11
+// generated from book/src/06-policy-gradients.md, saved block 12
 /// Mean squares of a seeds x tasks table [S][N] -> (seeds, tasks, residual).
 fn mean_squares(m: &[Vec<f64>]) -> (f64, f64, f64) {
     let (s, n) = (m.len(), m[0].len());
@@ -450,7 +466,7 @@ fn mean_squares(m: &[Vec<f64>]) -> (f64, f64, f64) {
         residual / ((s - 1.0) * (n - 1.0)))
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 11
+// generated from book/src/06-policy-gradients.md, saved block 12
 /// Variance components of a seeds x tasks table from its mean squares (a negative estimate
 /// counts as 0).
 pub fn variance_components(m: &[Vec<f64>]) -> VarianceComponents {
@@ -463,7 +479,7 @@ pub fn variance_components(m: &[Vec<f64>]) -> VarianceComponents {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 11
+// generated from book/src/06-policy-gradients.md, saved block 12
 /// Mean of a seeds x tasks table with a t interval at level 1 - alpha that treats both the
 /// seeds and the task set as samples: variance (ms_seed + max(ms_task - ms_residual, 0)) / (S N),
 /// degrees of freedom by Satterthwaite's approximation -> (mean, low, high).
@@ -482,7 +498,7 @@ pub fn seed_task_interval(m: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
     (mean, mean - half, mean + half)
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 12
+// generated from book/src/06-policy-gradients.md, saved block 13
 /// The book's 95% interval for a table of per-task scores, rows = seeds: `seed_task_interval`
 /// for several seeds; for one row (a scripted policy, which has no seeds) a bootstrap over
 /// tasks (`bootstrap_ci`). A rate's interval (`rate`) is cut at 0 and 1 -> (mean, low, high).
@@ -492,10 +508,10 @@ pub fn table_interval(m: &[Vec<f64>], rate: bool, rng: &mut ChaCha8Rng) -> (f64,
     if rate { (mean, low.max(0.0), high.min(1.0)) } else { (mean, low, high) }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 13
+// generated from book/src/06-policy-gradients.md, saved block 14
 use tch::nn::OptimizerConfig;
 
-// generated from book/src/06-policy-gradients.md, saved block 13
+// generated from book/src/06-policy-gradients.md, saved block 14
 /// Adam with libtorch's defaults (betas 0.9, 0.999, eps 1e-8, no weight decay) over one flat
 /// buffer: each trainable parameter of `vs` becomes a view into `values`, and a step gathers
 /// the gradients into `grads` and runs 11 tensor operations in all. Same arithmetic as
@@ -513,7 +529,7 @@ pub struct FlatAdam {
     resetter: nn::Optimizer,
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 13
+// generated from book/src/06-policy-gradients.md, saved block 14
 impl FlatAdam {
     /// Moves `vs`'s trainable parameters into one buffer (build one FlatAdam per VarStore).
     pub fn new(vs: &nn::VarStore, lr: f64) -> Self {
@@ -540,7 +556,7 @@ impl FlatAdam {
     }
 }
 
-// generated from book/src/06-policy-gradients.md, saved block 14
+// generated from book/src/06-policy-gradients.md, saved block 15
 impl FlatAdam {
     /// Reset every gradient to None, as libtorch's `zero_grad` does (no tensor is written).
     pub fn zero_grad(&mut self) {

@@ -432,25 +432,9 @@ pub fn evaluate(
 }
 
 // generated from book/src/09-grpo.md, saved block 11
-/// A TinyAgent that a lab stored as `labs/results/NAME.safetensors` (its provenance, with the
-/// file's SHA-256, in `NAME.json`), rebuilt at the default shape for `tok`'s vocabulary -> the
-/// agent as the lab trained it, bit for bit. The folder is `AGENTRL_LABS_DIR` (the checker and
-/// `scripts/lab.sh` set it).
-pub fn load_checkpoint(name: &str, tok: &Tokenizer) -> TinyAgent {
-    let dir = std::env::var("AGENTRL_LABS_DIR").expect("AGENTRL_LABS_DIR names labs/results");
-    let path = std::path::Path::new(&dir).join(format!("{name}.safetensors"));
-    let cfg = TinyAgentConfig { vocab_size: tok.vocab_size(), ..Default::default() };
-    let mut model = TinyAgent::new(cfg, 0); // the names and shapes; the weights are read over them
-    if let Err(e) = model.vs.load(&path) {
-        panic!("loading {}: {e}; regenerate it with `scripts/lab.sh {name}`", path.display());
-    }
-    model
-}
-
-// generated from book/src/09-grpo.md, saved block 12
 use tch::Tensor;
 
-// generated from book/src/09-grpo.md, saved block 12
+// generated from book/src/09-grpo.md, saved block 11
 /// One advantage per episode [B] from `batch.rewards`, laid out in groups of `cfg.group_size`.
 pub fn compute_advantages(batch: &Batch, cfg: &RLConfig) -> Tensor {
     let g = cfg.group_size as i64;
@@ -462,7 +446,7 @@ pub fn compute_advantages(batch: &Batch, cfg: &RLConfig) -> Tensor {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 12
+// generated from book/src/09-grpo.md, saved block 11
 /// Per-token estimate of KL(pi_theta || pi_ref) on tokens sampled from pi_theta, as `kl`
 /// says (estimator, clamp): logp (with gradient), ref_logp [B, T] -> [B, T].
 pub fn kl_penalty(logp: &Tensor, ref_logp: &Tensor, kl: &KlConfig) -> Tensor {
@@ -489,7 +473,7 @@ pub fn kl_penalty(logp: &Tensor, ref_logp: &Tensor, kl: &KlConfig) -> Tensor {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 13
+// generated from book/src/09-grpo.md, saved block 12
 /// The clipped surrogate at token level (PPO/GRPO) or sequence level (GSPO), as `cfg` says.
 pub fn policy_loss(
     logp: &Tensor,
@@ -511,13 +495,13 @@ pub fn policy_loss(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 13
 use rand::seq::SliceRandom;
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 13
 use tch::Kind;
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 13
 /// Mean statistics of the optimizer steps of one `rl_update`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct UpdateStats {
@@ -532,7 +516,7 @@ pub struct UpdateStats {
     pub steps: usize,
 }
 
-// generated from book/src/09-grpo.md, saved block 14
+// generated from book/src/09-grpo.md, saved block 13
 /// The rows `rows` of a batch, cut to their longest real sequence.
 pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
     assert!(!rows.is_empty(), "batch_rows: no rows to take");
@@ -551,7 +535,7 @@ pub fn batch_rows(batch: &Batch, rows: &[usize]) -> Batch {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 14
 /// What every micro-batch of one `rl_update` reads: the batch, its advantages [B], and the
 /// log-probs [B, T-1] of pi_old and of the reference, computed before the first step.
 pub struct UpdateInputs<'a> {
@@ -561,12 +545,12 @@ pub struct UpdateInputs<'a> {
     pub ref_logp: Option<Tensor>,
 }
 
-// generated from book/src/09-grpo.md, saved block 15
+// generated from book/src/09-grpo.md, saved block 14
 /// Extra loss terms for one micro-batch: (logits [b, T-1, V], logp [b, T-1], ref_logp,
 /// action mask, its share of the minibatch) -> a scalar reduced as `cfg.loss_mode` reduces.
 pub type LossTerms<'a> = &'a dyn Fn(&Tensor, &Tensor, Option<&Tensor>, &Tensor, f64) -> Tensor;
 
-// generated from book/src/09-grpo.md, saved block 16
+// generated from book/src/09-grpo.md, saved block 15
 /// Forward and backward on the micro-batch `rows` of a minibatch whose normalizers are
 /// `whole`, every loss term scaled by its share of the minibatch -> statistics, weighted
 /// the same way.
@@ -616,7 +600,7 @@ pub fn micro_backward(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 17
+// generated from book/src/09-grpo.md, saved block 16
 /// `cfg.epochs` passes of (at most) `cfg.minibatches` clipped steps on one batch, each run as
 /// length-sorted micro-batches of `cfg.micro_batch` rows -> mean statistics.
 // eight inputs, each a different thing the caller owns (model, optimizer, batch, ...)
@@ -673,20 +657,20 @@ pub fn rl_update(
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// One step's tasks: `cfg.tasks_per_step` drawn uniformly, with replacement.
 pub fn draw_tasks(tasks: &[Task], cfg: &RLConfig, rng: &mut ChaCha8Rng) -> Vec<Task> {
     assert!(!tasks.is_empty(), "draw_tasks: no tasks to draw from");
     (0..cfg.tasks_per_step).map(|_| tasks[rng.gen_range(0..tasks.len())].clone()).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// A group carries a learning signal when its rewards are not all equal.
 pub fn has_signal(group: &[Trajectory]) -> bool {
     group.iter().any(|t| t.reward != group[0].reward)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// Sample one step's groups on `cfg.tasks_per_step` tasks drawn at random -> (episodes kept
 /// for the update, all sampled episodes). Groups whose rewards are all equal carry no signal
 /// and are dropped unless `cfg.keep_zero_signal`.
@@ -707,7 +691,7 @@ pub fn sample_step(
     (kept, all)
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// One step of `train_rl`: what was sampled, how many episodes were kept, the update, and
 /// (every `eval_every` steps) an evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -719,7 +703,7 @@ pub struct StepRecord {
     pub eval: Option<BehaviorStats>,
 }
 
-// generated from book/src/09-grpo.md, saved block 18
+// generated from book/src/09-grpo.md, saved block 17
 /// Panics unless `cfg` can train on `tasks`: tasks to draw, groups of two or more (a group of
 /// one never has signal, so all would be dropped, unless `keep_zero_signal`), a KL
 /// coefficient >= 0, a reference model whenever it is > 0, and, for a KL in the reward, a
@@ -735,7 +719,7 @@ pub fn check_rl_config(cfg: &RLConfig, tasks: &[Task], has_ref_model: bool, has_
         sample hook that subtracts it (Chapter 10's train_regularized)");
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `sample_step`: (model, tasks, cfg, rng) -> (kept, all sampled).
 pub type SampleHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -744,7 +728,7 @@ pub type SampleHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> (Vec<Trajectory>, Vec<Trajectory>);
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// A replacement for `grpo_update`: (model, optimizer, kept episodes, cfg, rng) -> stats.
 pub type UpdateHook<'a> = &'a dyn Fn(
     &TinyAgent,
@@ -754,7 +738,7 @@ pub type UpdateHook<'a> = &'a dyn Fn(
     &mut ChaCha8Rng,
 ) -> UpdateStats;
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// Everything `train_rl` takes besides the config: evaluation, environment, reference, and
 /// two hooks through which later chapters change how a step samples or updates.
 pub struct TrainOptions<'a> {
@@ -771,7 +755,7 @@ pub struct TrainOptions<'a> {
     pub update: Option<UpdateHook<'a>>,
 }
 
-// generated from book/src/09-grpo.md, saved block 19
+// generated from book/src/09-grpo.md, saved block 18
 /// Defaults: no evaluation, `make_env`, no reference, the standard sampling and update.
 impl Default for TrainOptions<'_> {
     fn default() -> Self {
@@ -786,7 +770,7 @@ impl Default for TrainOptions<'_> {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 20
+// generated from book/src/09-grpo.md, saved block 19
 /// The standard update: collate the kept episodes, group advantages, `rl_update`.
 pub fn grpo_update(
     model: &TinyAgent,
@@ -801,7 +785,7 @@ pub fn grpo_update(
     rl_update(model, opt, &batch, &advantages, cfg, ref_model, None, rng)
 }
 
-// generated from book/src/09-grpo.md, saved block 20
+// generated from book/src/09-grpo.md, saved block 19
 /// Group-based RL on `tasks` for `steps` steps; trains `model` in place -> one record per step.
 pub fn train_rl(
     model: &TinyAgent,
@@ -844,7 +828,7 @@ pub fn train_rl(
     history
 }
 
-// generated from book/src/09-grpo.md, saved block 21
+// generated from book/src/09-grpo.md, saved block 20
 /// Options of `gspo_policy_loss`: its clip range, three orders of magnitude narrower than
 /// PPO's because a sequence ratio is a geometric mean of token ratios.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -853,7 +837,7 @@ pub struct GspoOptions {
     pub clip_high: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 21
+// generated from book/src/09-grpo.md, saved block 20
 /// Defaults: clip_low 3e-4, clip_high 4e-4.
 impl Default for GspoOptions {
     fn default() -> Self {
@@ -861,7 +845,7 @@ impl Default for GspoOptions {
     }
 }
 
-// generated from book/src/09-grpo.md, saved block 21
+// generated from book/src/09-grpo.md, saved block 20
 /// Sequence-level clipped surrogate: logp, old_logp, mask [B, T]; advantages [B] -> (loss,
 /// stats). The ratio is exp(mean log-ratio) of each sequence; every token gets its gradient.
 pub fn gspo_policy_loss(
@@ -898,7 +882,7 @@ pub fn gspo_policy_loss(
     (loss, stats)
 }
 
-// generated from book/src/09-grpo.md, saved block 22
+// generated from book/src/09-grpo.md, saved block 21
 /// `rows` of `batch` sorted by length (ties keep their order), cut into micro-batches of
 /// `size` rows: each is padded only to its own longest episode by `batch_rows`.
 pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usize>> {
@@ -909,7 +893,7 @@ pub fn micro_batches(batch: &Batch, rows: &[usize], size: usize) -> Vec<Vec<usiz
     sorted.chunks(size.max(1)).map(<[usize]>::to_vec).collect()
 }
 
-// generated from book/src/09-grpo.md, saved block 22
+// generated from book/src/09-grpo.md, saved block 21
 /// What `aggregate_loss` divides the masked sum by under `mode`, for mask [B, T]: the policy
 /// tokens, the sequences that have one, or B * norm; at least 1.
 pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
@@ -925,7 +909,7 @@ pub fn loss_normalizer(mask: &Tensor, mode: LossMode) -> f64 {
     n.max(1.0)
 }
 
-// generated from book/src/09-grpo.md, saved block 22
+// generated from book/src/09-grpo.md, saved block 21
 /// Log-probs of ids[:, 1:] for every row at `temperature` (1: the model's own), without
 /// gradients, in micro-batches of `size` rows -> [B, T-1], 0 past each row's end.
 pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperature: f64) -> Tensor {
@@ -945,7 +929,7 @@ pub fn batch_log_probs(model: &TinyAgent, batch: &Batch, size: usize, temperatur
     out
 }
 
-// generated from book/src/09-grpo.md, saved block 23
+// generated from book/src/09-grpo.md, saved block 22
 /// `loss_normalizer` of an action mask [b, T-1] for each of `cfg`'s loss terms: the policy
 /// loss (GSPO's is a sequence mean), the KL and extra terms, and the policy tokens.
 #[derive(Clone, Copy, Debug)]
@@ -955,7 +939,7 @@ pub struct LossNorms {
     pub tokens: f64,
 }
 
-// generated from book/src/09-grpo.md, saved block 23
+// generated from book/src/09-grpo.md, saved block 22
 impl LossNorms {
     /// The normalizers of `mask` under `cfg`.
     pub fn of(mask: &Tensor, cfg: &RLConfig) -> Self {

@@ -173,6 +173,26 @@ pub fn write_checkpoint(lab: &str, model: &agentrl::TinyAgent) -> std::io::Resul
     }))
 }
 
+/// A lab whose result is a trained agent: store `model` as lab `lab`'s checkpoint and write
+/// its results file with what made it (`recipe`, `seed`, the tasks and vocabulary it saw).
+pub fn write_agent(
+    lab: &str,
+    model: &agentrl::TinyAgent,
+    recipe: &str,
+    seed: u64,
+    (train_tasks, vocab_size): (usize, i64),
+) -> std::io::Result<()> {
+    let checkpoint = write_checkpoint(lab, model)?;
+    println!("wrote {}", checkpoint["file"].as_str().unwrap_or_default());
+    let parameters: i64 = model.vs.trainable_variables().iter().map(|t| t.numel() as i64).sum();
+    let results = serde_json::json!({
+        "checkpoint": checkpoint, "recipe": recipe, "seed": seed,
+        "train_tasks": train_tasks, "vocab_size": vocab_size, "parameters": parameters,
+    });
+    println!("wrote {}", write_results(lab, results)?.display());
+    Ok(())
+}
+
 /// Write `labs/results/NAME.json` (pretty JSON, fixed field order, trailing newline) and
 /// return its path. The code hash is taken now; if `scripts/lab.sh` recorded one before it
 /// built the lab (`AGENTRL_LAB_CODE_HASH`) and the code changed since, nothing is written:

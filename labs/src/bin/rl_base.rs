@@ -11,9 +11,7 @@
 //! Uses chapters up to 09.
 
 use agentrl as arl;
-use serde_json::json;
 
-const LAB: &str = "rl_base";
 /// The seed chapters 10–19 build their base agent with.
 const SEED: u64 = 0;
 
@@ -24,18 +22,6 @@ fn main() -> std::io::Result<()> {
     let heldout = arl::make_tasks(arl::Split::Heldout, 0);
     let tok = arl::build_tokenizer(&[train.clone(), heldout.clone()].concat());
     let base = arl::make_rl_base(&tok, &train, SEED);
-    let checkpoint = labs::write_checkpoint(LAB, &base)?;
-    println!("wrote {}", checkpoint["file"].as_str().unwrap_or_default());
-    let parameters: i64 = base.vs.trainable_variables().iter().map(|t| t.numel() as i64).sum();
-    let results = json!({
-        "checkpoint": checkpoint,
-        "recipe": "make_rl_base(&tok, &make_tasks(Split::Train, 0), 0)",
-        "seed": SEED,
-        "train_tasks": train.len(),
-        "vocab_size": tok.vocab_size(),
-        "parameters": parameters,
-    });
-    let path = labs::write_results(LAB, results)?;
-    println!("wrote {}", path.display());
-    Ok(())
+    let recipe = "make_rl_base(&tok, &make_tasks(Split::Train, 0), 0)";
+    labs::write_agent("rl_base", &base, recipe, SEED, (train.len(), tok.vocab_size()))
 }

@@ -268,40 +268,55 @@ fn sampling_distributions(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Chapter 6: pass rate of each step's sampled batch during `reinforce_train` from the base
-/// agent, for the chapter's three seeds, and their mean.
+/// Chapter 6: pass rate of each step's sampled batch during REINFORCE from the base agent,
+/// for the five seeds of the `reinforce_1` arm of lab `ppo_vs_reinforce` (60 steps; read from
+/// labs/results/ppo_vs_reinforce.json), and their mean.
 fn reinforce_curves(path: &Path) -> Result<()> {
-    let (train, tok) = book_gym();
-    let base = arl::make_base_agent(&tok, &train, arl::BaseAgentOptions::default());
-    let curves: Vec<Vec<f64>> = (0..3u64)
-        .map(|seed| {
-            let model = base.clone();
-            let opts = arl::ReinforceOptions { seed, ..Default::default() };
-            arl::reinforce_train(&model, &train, &tok, opts).iter().map(|s| s.pass_rate).collect()
+    let results = lab_results("ppo_vs_reinforce")?;
+    let runs = results["runs"].as_array().ok_or("ppo_vs_reinforce: no runs")?;
+    let curves: Vec<(u64, Vec<f64>)> = runs
+        .iter()
+        .map(|run| {
+            let seed = run["seed"].as_u64().ok_or("ppo_vs_reinforce: a run without a seed")?;
+            let curve = run["arms"]["reinforce_1"]["batch_pass"].as_array().ok_or("ppo_vs_reinforce: no reinforce_1 batch_pass")?;
+            let curve = curve.iter().map(|x| x.as_f64().ok_or("ppo_vs_reinforce: a batch_pass that is not a number")).collect::<std::result::Result<Vec<f64>, _>>()?;
+            Ok((seed, curve))
         })
-        .collect();
-    let steps = curves[0].len();
+        .collect::<Result<_>>()?;
+    let steps = curves[0].1.len();
+    if curves.iter().any(|(_, c)| c.len() != steps) {
+        return Err("ppo_vs_reinforce: reinforce_1 curves of different lengths".into());
+    }
     let root = canvas(path)?;
-    let mut chart = chart_on(&root, 60, 0f64..(steps - 1) as f64, 0f64..1f64)?;
+    // steps numbered from 1, as the chapter's ten-step windows count them
+    let mut chart = chart_on(&root, 60, 1f64..steps as f64, 0f64..1f64)?;
     chart
         .configure_mesh()
         .x_desc("REINFORCE step (32 episodes each)")
         .y_desc("pass rate of the step's batch")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .label_style((FONT, TICK))
+        .axis_desc_style((FONT, AXIS))
         .draw()?;
-    let colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0x75, 0x70, 0xb3)];
-    for (seed, (curve, color)) in curves.iter().zip(colors).enumerate() {
-        let points = curve.iter().enumerate().map(|(k, &p)| (k as f64, p));
+    let colors = [
+        RGBColor(0x1b, 0x9e, 0x77),
+        RGBColor(0xd9, 0x5f, 0x02),
+        RGBColor(0x75, 0x70, 0xb3),
+        RGBColor(0xe7, 0x29, 0x8a),
+        RGBColor(0x66, 0xa6, 0x1e),
+    ];
+    for ((seed, curve), color) in curves.iter().zip(colors.iter().cycle()) {
+        let points = curve.iter().enumerate().map(|(k, &p)| ((k + 1) as f64, p));
         chart
             .draw_series(LineSeries::new(points, color.mix(0.7).stroke_width(1)))?
             .label(format!("seed {seed}"))
             .legend(legend_line(color.stroke_width(1)));
     }
-    let mean = (0..steps).map(|k| (k as f64, curves.iter().map(|c| c[k]).sum::<f64>() / 3.0));
+    let n = curves.len() as f64;
+    let mean = (0..steps).map(|k| ((k + 1) as f64, curves.iter().map(|(_, c)| c[k]).sum::<f64>() / n));
     chart
         .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))?
-        .label("mean of 3 seeds")
+        .label(format!("mean of {} seeds", curves.len()))
         .legend(legend_line(BLACK.stroke_width(3)));
     draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
