@@ -468,12 +468,22 @@ fn check_chapters(ctx: &Ctx, selected: &[usize], out: &mut dyn Write) -> Result<
         };
         for (pos, &index) in selected.iter().enumerate() {
             let chapter = &ctx.book.chapters[index];
-            let staged = prepare(ctx, index, &mut broken)
-                .and_then(|prepared| match prepared {
-                    Ok(p) => build_step(ctx, p, &mut broken),
-                    Err(report) => Ok(Err(report)),
-                })
-                .with_context(|| format!("checking chapter {}", chapter.id))?;
+            let prepared = prepare(ctx, index, &mut broken).with_context(|| format!("checking chapter {}", chapter.id))?;
+            let staged = match prepared {
+                Ok(p) => {
+                    // A build is CPU-bound too (and cargo gives it every core): start it only
+                    // while fewer than `jobs` programs run, so a build and two programs never
+                    // share two cores and a chapter's "run" figure is its own speed.
+                    while running.len() >= ctx.opts.jobs.max(1) {
+                        let (pos, result) = result_rx.recv().context("a chapter run worker stopped")?;
+                        let report = finish_one(pos, result, &mut running)?;
+                        done.insert(pos, report);
+                        print_ready(&mut done, out)?;
+                    }
+                    build_step(ctx, p, &mut broken).with_context(|| format!("checking chapter {}", chapter.id))?
+                }
+                Err(report) => Err(report),
+            };
             match staged {
                 Err(report) => {
                     done.insert(pos, report);

@@ -17,7 +17,8 @@ struct Cli {
     #[arg(long)]
     chapters: Option<String>,
     /// Chapter programs to run at once (each on one intra-op thread, so outputs do not
-    /// change); builds still run one at a time [default: the number of cores].
+    /// change); builds run one at a time and count as one of them, so a build and the
+    /// programs never oversubscribe the cores [default: the number of cores].
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
     /// Rewrite the Output blocks from what the blocks print (nothing else in the file changes).
