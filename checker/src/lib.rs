@@ -282,6 +282,8 @@ struct Ctx<'a> {
     progress: Progress,
     /// `book/cpu-seconds.json`: what each chapter's limit is derived from.
     cpu_record: limits::CpuRecord,
+    /// The book's saved items, parsed once for every chapter's prefix.
+    saved: std::cell::RefCell<tangle::library::ParsedChapters>,
 }
 
 fn label(chapter: &Chapter) -> String {
@@ -335,6 +337,7 @@ pub fn check(opts: &Options, out: &mut dyn Write) -> Result<Summary> {
         work: std::path::absolute(&opts.work_dir)?,
         progress: progress.clone(),
         cpu_record: limits::CpuRecord::load(&opts.book).map_err(|e| SetupError(format!("{e:#}")))?,
+        saved: Default::default(),
     };
     // Two checkers on one work dir would write each other's chapter crates between a cache
     // key and its build: one at a time (the lock is released when this process ends).
@@ -579,8 +582,9 @@ fn prepare<'a>(
         let text = format!("{}: skipped: needs chapter {}, {why}\n", label(chapter), book.chapters[needed].id);
         return Ok(Err(Report::new(Verdict::Skipped, text)));
     }
-    let saved = tangle::library::crate_files(book, index, false)
-        .and_then(|prefix| tangle::library::collect(book, index + 1).map(|_| prefix));
+    let parsed = &mut *ctx.saved.borrow_mut();
+    let saved = tangle::library::crate_files_with(book, index, false, parsed)
+        .and_then(|prefix| tangle::library::collect_with(book, index + 1, parsed).map(|_| prefix));
     let prefix = match saved {
         Ok(prefix) => prefix,
         Err(e) => return Ok(Err(saved_code_error(book, index, &e, broken))),

@@ -543,30 +543,56 @@ pub struct ChapterItems {
     pub items: Vec<SavedItem>,
 }
 
+/// Each chapter's saved items, parsed once: a check of N chapters tangles N prefixes, and
+/// parsing every earlier chapter again for each cost a no-op check of the book 2 s.
+#[derive(Debug, Default)]
+pub struct ParsedChapters {
+    /// By chapter index: its saved items (`use`s de-duplicated), or its first bad block.
+    items: Vec<Option<Result<Vec<SavedItem>, BookError>>>,
+}
+
+impl ParsedChapters {
+    fn chapter(&mut self, book: &Book, ci: usize) -> Result<&[SavedItem], BookError> {
+        if self.items.len() <= ci {
+            self.items.resize_with(ci + 1, || None);
+        }
+        let slot = self.items[ci].get_or_insert_with(|| {
+            let chapter = &book.chapters[ci];
+            let mut items = Vec::new();
+            let mut uses = UseSet::default();
+            for block in chapter.blocks.iter().filter(|b| b.kind == BlockKind::Saved) {
+                items.extend(saved_items(chapter, block)?.into_iter().filter_map(|i| uses.admit(i)));
+            }
+            Ok(items)
+        });
+        slot.as_deref().map_err(Clone::clone)
+    }
+}
+
 /// Collect and validate the saved items of `book.chapters[..upto]`, rejecting a name saved twice.
 pub fn collect(book: &Book, upto: usize) -> Result<Vec<ChapterItems>, BookError> {
+    collect_with(book, upto, &mut ParsedChapters::default())
+}
+
+/// [`collect`], reusing (and filling) `parsed`: the same book, parsed once.
+pub fn collect_with(book: &Book, upto: usize, parsed: &mut ParsedChapters) -> Result<Vec<ChapterItems>, BookError> {
     let mut seen: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
     let mut out = Vec::new();
-    for (ci, chapter) in book.chapters[..upto].iter().enumerate() {
-        let mut items: Vec<SavedItem> = Vec::new();
-        let mut uses = UseSet::default();
-        for block in chapter.blocks.iter().filter(|b| b.kind == BlockKind::Saved) {
-            for item in saved_items(chapter, block)? {
-                let Some(item) = uses.admit(item) else { continue };
-                if let Some(name) = &item.name {
-                    if let Some((p, l)) = seen.get(name) {
-                        return Err(BookError::new(
-                            &item.path,
-                            item.item_line,
-                            format!("`{name}` is saved twice: first at {}:{l}, again here", p.display()),
-                        ));
-                    }
-                    seen.insert(name.clone(), (item.path.clone(), item.item_line));
+    for ci in 0..upto {
+        let items = parsed.chapter(book, ci)?;
+        for item in items {
+            if let Some(name) = &item.name {
+                if let Some((p, l)) = seen.get(name) {
+                    return Err(BookError::new(
+                        &item.path,
+                        item.item_line,
+                        format!("`{name}` is saved twice: first at {}:{l}, again here", p.display()),
+                    ));
                 }
-                items.push(item);
+                seen.insert(name.clone(), (item.path.clone(), item.item_line));
             }
         }
-        out.push(ChapterItems { chapter: ci, items });
+        out.push(ChapterItems { chapter: ci, items: items.to_vec() });
     }
     Ok(out)
 }
@@ -621,7 +647,17 @@ pub fn display_file(path: &Path, file: &str) -> String {
 /// `workspace_root`: the crate is its own workspace, so it carries the build profile (a
 /// dependency inside another workspace must not, cargo ignores it with a warning).
 pub fn crate_files(book: &Book, upto: usize, workspace_root: bool) -> Result<Vec<GeneratedFile>, BookError> {
-    let collected = collect(book, upto)?;
+    crate_files_with(book, upto, workspace_root, &mut ParsedChapters::default())
+}
+
+/// [`crate_files`], reusing (and filling) `parsed`.
+pub fn crate_files_with(
+    book: &Book,
+    upto: usize,
+    workspace_root: bool,
+    parsed: &mut ParsedChapters,
+) -> Result<Vec<GeneratedFile>, BookError> {
+    let collected = collect_with(book, upto, parsed)?;
     let mut files = Vec::new();
 
     let mut cargo = GeneratedFile::new("Cargo.toml");
