@@ -191,7 +191,7 @@ pub fn build(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // In a group of its own, registered, so an interrupted checker stops the build too.
-    let (mut child, tracked) = crate::interrupt::spawn_tracked(&mut cmd, None).context("starting cargo")?;
+    let (mut child, tracked) = crate::process::spawn_tracked(&mut cmd, None).context("starting cargo")?;
     let mut stderr = child.stderr.take().unwrap();
     let stderr_thread = std::thread::spawn(move || {
         let mut s = String::new();

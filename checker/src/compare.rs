@@ -9,12 +9,9 @@ use tangle::{Chapter, CodeBlock};
 
 use crate::build::ChapterCrate;
 use crate::refresh::recorded_form;
+use crate::process::{MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES};
 use crate::run::{Ending, RunResult};
 
-/// Most bytes one block may print (a book shows what a reader can read).
-pub const MAX_BLOCK_OUTPUT_BYTES: usize = 64 * 1024;
-/// Most lines one block may print.
-pub const MAX_BLOCK_OUTPUT_LINES: usize = 400;
 /// Most lines of one diff shown; the rest are counted.
 pub const MAX_DIFF_LINES: usize = 60;
 
@@ -63,7 +60,7 @@ pub fn judge<'c>(
         if text.len() > MAX_BLOCK_OUTPUT_BYTES || lines > MAX_BLOCK_OUTPUT_LINES {
             j.messages.push(format!(
                 "{path}:{}: the block printed {} bytes in {lines} lines, over the limit of {} KiB and {} lines per block \
-                 (MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES in checker/src/compare.rs); it is not recorded: \
+                 (MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES in checker/src/process.rs); it is not recorded: \
                  print a summary instead\n",
                 block.fence_line,
                 text.len(),
@@ -170,12 +167,12 @@ fn judge_ending(
             when(completed),
             cpu.as_secs_f64(),
             limit.as_secs(),
-            crate::run::WALL_FACTOR,
+            crate::process::WALL_FACTOR,
             never_ran(completed)
         ),
         Ending::OutputOverLimit { block, bytes, lines } => format!(
             "{path}:{}: the block printed more than a block may ({} KiB or {} lines; MAX_BLOCK_OUTPUT_BYTES, \
-             MAX_BLOCK_OUTPUT_LINES in checker/src/compare.rs), so the checker stopped the program when it \
+             MAX_BLOCK_OUTPUT_LINES in checker/src/process.rs), so the checker stopped the program when it \
              had printed {bytes} bytes in {lines} lines; nothing of it is recorded: print a summary instead{}\n",
             line_of(*block),
             MAX_BLOCK_OUTPUT_BYTES / 1024,

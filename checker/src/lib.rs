@@ -10,11 +10,11 @@
 
 pub mod build;
 pub mod compare;
-pub mod interrupt;
 pub mod libtorch;
 pub mod limits;
 pub mod mkl;
 pub mod progress;
+pub mod process;
 pub mod prose;
 pub mod program;
 pub mod qwen3;
@@ -525,7 +525,7 @@ struct StopOnError(bool);
 impl Drop for StopOnError {
     fn drop(&mut self) {
         if self.0 {
-            interrupt::stop_everything(false);
+            process::stop_everything(false);
         }
     }
 }

@@ -89,7 +89,7 @@ fn shell_quoted(value: &str) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = checker::interrupt::install() {
+    if let Err(e) = checker::process::install() {
         eprintln!("error: cannot handle Ctrl-C (so it could leave chapter programs running): {e}");
         return ExitCode::from(2);
     }

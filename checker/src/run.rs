@@ -9,7 +9,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::compare::{MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES};
+use crate::process::{
+    cpu_time, has_exited, spawn_tracked, start_tick, stop_group, stop_marked, ticks_to_duration,
+    MAX_BLOCK_OUTPUT_BYTES,
+    MAX_BLOCK_OUTPUT_LINES, WALL_FACTOR,
+};
 use crate::program::{marker, MARKER_ENV, NO_PANIC_TAG, PANIC_TAG};
 
 /// Settings that make libtorch print the same bits on every x86-64 machine (DESIGN.md).
@@ -109,7 +113,7 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
         .stderr(Stdio::piped());
     // The program leads a process group of its own, so all it starts can be killed with it;
     // registered, so that Ctrl-C on the checker kills them too.
-    let (mut child, tracked) = crate::interrupt::spawn_tracked(&mut cmd, Some(&nonce))
+    let (mut child, tracked) = spawn_tracked(&mut cmd, Some(&nonce))
         .with_context(|| format!("starting {}", executable.display()))?;
     let watch = BlockWatch { nonce: nonce.clone(), max_bytes: MAX_BLOCK_OUTPUT_BYTES, max_lines: MAX_BLOCK_OUTPUT_LINES };
     let stdout = Reader::spawn(child.stdout.take().unwrap(), start, Some(watch));
@@ -190,21 +194,8 @@ pub fn run(executable: &Path, env: &[(String, String)], limit: Duration) -> Resu
 /// How long after the program ends its stdout and stderr may stay open.
 const PIPE_GRACE: Duration = Duration::from_secs(2);
 
-/// A program that neither finishes nor uses its CPU-time limit (it sleeps, waits on a lock or
-/// a read) is stopped after this many times the limit of wall-clock time.
-pub const WALL_FACTOR: u32 = 3;
-
 /// Most bytes of stderr kept (the end: a panic report is the last thing a program writes).
 const STDERR_KEPT: usize = 1 << 20;
-
-/// CPU time (user + system, all threads) the process `pid` has used; zero where /proc cannot
-/// say (then only the wall-clock limit applies).
-fn cpu_time(pid: u32) -> Duration {
-    // after the command's closing parenthesis, utime and stime are fields 11 and 12 (0-based)
-    let fields = stat_fields(pid as i32).unwrap_or_default();
-    let ticks = |k: usize| fields.get(k).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-    ticks_to_duration(ticks(11) + ticks(12))
-}
 
 /// The per-block output limit, watched while stdout is read (block boundaries are the run's
 /// markers).
@@ -262,120 +253,6 @@ impl Reader {
         let read = self.read.lock().unwrap_or_else(|e| e.into_inner());
         (read.bytes.clone(), read.arrivals.clone(), closed)
     }
-}
-
-/// Whether the program has ended; on Linux without reaping it, so that its pid (which names
-/// its process group) cannot be reused before `stop_group` has signalled the group.
-fn has_exited(child: &mut std::process::Child) -> Result<bool> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-        if unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, flags) } != 0 {
-            return Err(std::io::Error::last_os_error()).context("waiting for the chapter program");
-        }
-        Ok(unsafe { info.si_pid() } != 0)
-    }
-    #[cfg(not(target_os = "linux"))]
-    Ok(child.try_wait()?.is_some())
-}
-
-/// Kill the program's process group (the program leads it), before the program is reaped ->
-/// how many other live processes were in it, and the clock tick the first of them started at.
-fn stop_group(child: &mut std::process::Child) -> (usize, Option<u64>) {
-    let (mut others, mut first) = (0, None);
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // A negative pid names the group; pid is positive, so this can never be -1, which
-        // would mean every process we may signal.
-        if pid > 1 {
-            let members: Vec<Proc> = live_processes().into_iter().filter(|p| p.pgrp == pid && p.pid != pid).collect();
-            (others, first) = (members.len(), members.iter().map(|p| p.started).min());
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
-    let _ = child.kill();
-    (others, first)
-}
-
-/// Kill every live process whose environment holds this run's marker (`MARKER_ENV=nonce`,
-/// which children inherit) -> how many of them were outside process group `pgid`, and the
-/// clock tick the first of those started at. Scans until none is left (at most 2 s), since one
-/// may fork while it is being killed, and a killed one lives on until the kernel ends it. Finds nothing where there is no /proc to read, or for a process
-/// that replaced its environment.
-pub(crate) fn stop_marked(nonce: &str, pgid: i32) -> (usize, Option<u64>) {
-    let needle = format!("{MARKER_ENV}={nonce}").into_bytes();
-    let mut outside = std::collections::BTreeMap::new();
-    // A killed process is gone only once the kernel has run it to its end, which on a loaded
-    // machine can take a while: keep scanning (and killing) until none is left, for up to 2 s.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        let found = marked_processes(&needle);
-        if found.is_empty() {
-            break;
-        }
-        for p in found {
-            if p.pgrp != pgid {
-                outside.insert(p.pid, p.started);
-            }
-            #[cfg(unix)]
-            unsafe {
-                libc::kill(p.pid, libc::SIGKILL);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (outside.len(), outside.values().copied().min())
-}
-
-/// The live processes (not zombies) whose environment holds `needle` as one whole
-/// `NAME=value` entry.
-fn marked_processes(needle: &[u8]) -> Vec<Proc> {
-    let me = std::process::id() as i32;
-    let marked = |pid: i32| {
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        environ.split(|&b| b == 0).any(|entry| entry == needle)
-    };
-    live_processes().into_iter().filter(|p| p.pid > 1 && p.pid != me && marked(p.pid)).collect()
-}
-
-/// A process as /proc/PID/stat describes it.
-#[derive(Debug, Clone, Copy)]
-struct Proc {
-    pid: i32,
-    pgrp: i32,
-    /// When it started, in clock ticks since boot.
-    started: u64,
-}
-
-/// Fields of /proc/PID/stat after the command's closing parenthesis (state, ppid, pgrp, ...).
-fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    Some(stat[stat.rfind(')')? + 1..].split_whitespace().map(str::to_string).collect())
-}
-
-/// Every live process (not a zombie) in /proc; none where there is no /proc to read.
-fn live_processes() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
-    let live = |pid: i32| -> Option<Proc> {
-        let fields = stat_fields(pid)?;
-        let (state, pgrp, started) = (fields.first()?, fields.get(2)?.parse().ok()?, fields.get(19)?.parse().ok()?);
-        // (field 19 is starttime: clock ticks after boot)
-        (state != "Z" && state != "X").then_some(Proc { pid, pgrp, started })
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(live).collect()
-}
-
-/// When process `pid` started, in clock ticks since boot.
-fn start_tick(pid: i32) -> Option<u64> {
-    stat_fields(pid)?.get(19)?.parse().ok()
-}
-
-fn ticks_to_duration(ticks: u64) -> Duration {
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Duration::from_millis(ticks * 1000 / per_second)
 }
 
 /// Read all of `pipe` into `into`, noting after each read how many bytes had arrived and when.

@@ -574,7 +574,7 @@ fn output_over_the_limit_stops_the_program_at_once_is_not_recorded_and_diffs_are
         &out,
         &[
             "book/src/01-flood.md:15: the block printed more than a block may (64 KiB or 400 lines; \
-             MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES in checker/src/compare.rs), so the checker stopped \
+             MAX_BLOCK_OUTPUT_BYTES, MAX_BLOCK_OUTPUT_LINES in checker/src/process.rs), so the checker stopped \
              the program when it had printed",
             "more diff line(s) not shown (the diff is capped at 60 lines)",
         ],
