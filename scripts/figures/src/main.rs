@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use agentrl as arl;
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::element::ComposedElement;
 use plotters::prelude::*;
 use tch::Kind;
@@ -24,6 +26,15 @@ const AXIS: u32 = 20;
 const LEGEND: u32 = 19;
 const CAPTION: u32 = 21;
 const FONT: &str = "sans-serif";
+
+/// The colours of ColorBrewer's "Dark2" set that the figures share (one meaning each within a
+/// figure), and the order seeds take them in.
+const GREEN: RGBColor = RGBColor(0x1b, 0x9e, 0x77);
+const ORANGE: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
+const PURPLE: RGBColor = RGBColor(0x75, 0x70, 0xb3);
+const PINK: RGBColor = RGBColor(0xe7, 0x29, 0x8a);
+const LIME: RGBColor = RGBColor(0x66, 0xa6, 0x1e);
+const SEED_COLORS: [RGBColor; 5] = [GREEN, ORANGE, PURPLE, PINK, LIME];
 
 fn main() -> Result<()> {
     tch::set_num_threads(1);
@@ -86,6 +97,20 @@ fn chart_on<'a, 'b, X: plotters::coord::ranged1d::AsRangedCoord, Y: plotters::co
     Ok(ChartBuilder::on(root).margin(14).x_label_area_size(56).y_label_area_size(y_label_area + 14).build_cartesian_2d(x, y)?)
 }
 
+/// The mesh every figure uses: a faint grid, the book's tick and axis-title fonts; callers
+/// name the axes, format the labels and draw.
+fn book_mesh<'a, 'b, 'c, X, Y>(
+    chart: &'b mut ChartContext<'a, SVGBackend<'c>, Cartesian2d<X, Y>>,
+) -> MeshStyle<'a, 'b, X, Y, SVGBackend<'c>>
+where
+    X: Ranged + ValueFormatter<X::ValueType>,
+    Y: Ranged + ValueFormatter<Y::ValueType>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.light_line_style(BLACK.mix(0.06)).label_style((FONT, TICK)).axis_desc_style((FONT, AXIS));
+    mesh
+}
+
 /// A legend entry: a short line in `style`.
 fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
     move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style)
@@ -105,6 +130,39 @@ fn legend_dashed<DB: DrawingBackend>(style: ShapeStyle) -> impl Fn((i32, i32)) -
             + PathElement::new(vec![(10, 0), (16, 0)], style)
             + PathElement::new(vec![(20, 0), (22, 0)], style)
     }
+}
+
+/// How a line is drawn: solid, or dashes `on` pixels long with `off` between them.
+#[derive(Debug, Clone, Copy)]
+enum Stroke {
+    Solid,
+    Dashed(u32, u32),
+}
+
+/// A labelled line through `points` in `style`, and its legend entry (a dashed one for
+/// [`Stroke::Dashed`]).
+fn draw_line<'a, 'c: 'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'c>, Cartesian2d<X, Y>>,
+    points: impl IntoIterator<Item = (X::ValueType, Y::ValueType)>,
+    stroke: Stroke,
+    style: ShapeStyle,
+    label: impl Into<String>,
+) -> Result<()>
+where
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    let points: Vec<_> = points.into_iter().collect();
+    match stroke {
+        Stroke::Solid => {
+            chart.draw_series(LineSeries::new(points, style))?.label(label).legend(legend_line(style));
+        }
+        Stroke::Dashed(on, off) => {
+            let series = DashedLineSeries::new(points, on, off, style);
+            chart.draw_series(series)?.label(label).legend(legend_dashed(style));
+        }
+    }
+    Ok(())
 }
 
 /// The legend box every figure uses, at `position`, labels `font` pixels high.
@@ -152,12 +210,11 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
     const SWEEPS: usize = 60;
     const FLOOR: f64 = 1e-14;
     let (p, r) = arl::make_repair_mdp(arl::RepairMdpOptions::default());
-    let gammas = [(0.5, RGBColor(0x1b, 0x9e, 0x77)), (0.9, RGBColor(0xd9, 0x5f, 0x02)), (0.99, RGBColor(0x75, 0x70, 0xb3))];
+    let gammas = [(0.5, GREEN), (0.9, ORANGE), (0.99, PURPLE)];
 
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 70, 0f64..SWEEPS as f64, (FLOOR..2.0f64).log_scale())?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("sweep k")
         .y_desc("max over states of |V_k(s) − V*(s)|")
         .y_label_formatter(&|y| format!("1e{}", y.log10().round() as i32))
@@ -165,8 +222,6 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
         .y_labels(8)
         .x_labels(7)
         .light_line_style(WHITE.mix(0.0))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
 
     for (gamma, color) in gammas {
@@ -191,10 +246,7 @@ fn value_iteration_convergence(path: &Path) -> Result<()> {
             .map(|k| (k as f64, v_max * gamma.powi(k as i32)))
             .take_while(|&(_, b)| b >= FLOOR)
             .collect();
-        chart
-            .draw_series(LineSeries::new(errors, color.stroke_width(2)))?
-            .label(format!("γ = {gamma}"))
-            .legend(legend_line(color.stroke_width(2)));
+        draw_line(&mut chart, errors, Stroke::Solid, color.stroke_width(2), format!("γ = {gamma}"))?;
         chart.draw_series(DashedLineSeries::new(bound, 5, 4, color.mix(0.6).stroke_width(1)))?;
     }
     let grey = BLACK.mix(0.5);
@@ -216,7 +268,7 @@ fn sampling_distributions(path: &Path) -> Result<()> {
         let logp = arl::sampling_log_probs(&logits, arl::SamplingOptions { temperature, top_p }); // [1, V]
         Ok(Vec::<f64>::try_from(logp.exp().get(0).to_kind(Kind::Double))?)
     };
-    let palette = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x75, 0x70, 0xb3), RGBColor(0xd9, 0x5f, 0x02), RGBColor(0xe7, 0x29, 0x8a)];
+    let palette = [GREEN, PURPLE, ORANGE, PINK];
     let panels: [(&str, Vec<(String, Vec<f64>)>); 2] = [
         (
             "(a) temperature κ, top_p = 1",
@@ -237,17 +289,13 @@ fn sampling_distributions(path: &Path) -> Result<()> {
             .x_label_area_size(52)
             .y_label_area_size(64)
             .build_cartesian_2d(-0.5f64..5.5f64, 0f64..1.0f64)?;
-        chart
-            .configure_mesh()
+        book_mesh(&mut chart)
             .disable_x_mesh()
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.1}"))
             .x_desc("token y (logits 2, 1.5, 0.5, 0, −1, −2)")
             .y_desc("sampling probability μ(y)")
-            .label_style((FONT, TICK))
-            .axis_desc_style((FONT, AXIS))
-            .light_line_style(BLACK.mix(0.06))
             .draw()?;
         let n = series.len() as f64;
         let width = 0.8 / n;
@@ -298,14 +346,7 @@ fn reinforce_curves(path: &Path) -> Result<()> {
         .label_style((FONT, TICK))
         .axis_desc_style((FONT, AXIS))
         .draw()?;
-    let colors = [
-        RGBColor(0x1b, 0x9e, 0x77),
-        RGBColor(0xd9, 0x5f, 0x02),
-        RGBColor(0x75, 0x70, 0xb3),
-        RGBColor(0xe7, 0x29, 0x8a),
-        RGBColor(0x66, 0xa6, 0x1e),
-    ];
-    for ((seed, curve), color) in curves.iter().zip(colors.iter().cycle()) {
+    for ((seed, curve), color) in curves.iter().zip(SEED_COLORS.iter().cycle()) {
         let points = curve.iter().enumerate().map(|(k, &p)| ((k + 1) as f64, p));
         chart
             .draw_series(LineSeries::new(points, color.mix(0.7).stroke_width(1)))?
@@ -314,10 +355,7 @@ fn reinforce_curves(path: &Path) -> Result<()> {
     }
     let n = curves.len() as f64;
     let mean = (0..steps).map(|k| ((k + 1) as f64, curves.iter().map(|(_, c)| c[k]).sum::<f64>() / n));
-    chart
-        .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))?
-        .label(format!("mean of {} seeds", curves.len()))
-        .legend(legend_line(BLACK.stroke_width(3)));
+    draw_line(&mut chart, mean, Stroke::Solid, BLACK.stroke_width(3), format!("mean of {} seeds", curves.len()))?;
     draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
     root.present()?;
     Ok(())
@@ -459,8 +497,7 @@ fn gradient_noise(path: &Path) -> Result<()> {
     let root = canvas(path)?;
     let n = names.len() as f64;
     let mut chart = chart_on(&root, 190, 0f64..9.0f64, -0.5f64..n - 0.5)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .disable_y_mesh()
         .y_labels(names.len())
         .y_label_formatter(&|y| {
@@ -469,12 +506,9 @@ fn gradient_noise(path: &Path) -> Result<()> {
         })
         .x_label_formatter(&|x| format!("{x:.0}"))
         .x_desc("per-group gradient noise relative to the plain return (95% bootstrap interval)")
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
-        .light_line_style(BLACK.mix(0.06))
         .draw()?;
-    let blue = RGBColor(0x75, 0x70, 0xb3);
-    let orange = RGBColor(0xd9, 0x5f, 0x02);
+    let blue = PURPLE;
+    let orange = ORANGE;
     for (k, &(value, low, high)) in bars.iter().enumerate() {
         let y = n - 1.0 - k as f64;
         let color = if value < 1.0 { blue } else { orange };
@@ -513,7 +547,7 @@ fn clipped_objective(path: &Path) -> Result<()> {
         Ok(points)
     };
     let panels = [("(a) advantage A = +1", 1.0), ("(b) advantage A = −1", -1.0)];
-    let (green, grey, shade) = (RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x88, 0x88, 0x88), RGBColor(0xd9, 0x5f, 0x02));
+    let (green, grey, shade) = (GREEN, RGBColor(0x88, 0x88, 0x88), ORANGE);
     let root = canvas(path)?;
     let areas = root.split_evenly((1, 2));
     for ((title, adv), area) in panels.iter().zip(areas.iter()) {
@@ -523,27 +557,17 @@ fn clipped_objective(path: &Path) -> Result<()> {
             .x_label_area_size(52)
             .y_label_area_size(56)
             .build_cartesian_2d(0.4f64..1.6f64, -1.7f64..1.7f64)?;
-        chart
-            .configure_mesh()
+        book_mesh(&mut chart)
             .x_labels(7)
             .y_labels(7)
             .x_label_formatter(&|x| format!("{x:.1}"))
             .y_label_formatter(&|y| format!("{y:.1}"))
             .x_desc("ratio ρ = π_θ / π_old")
             .y_desc("objective of the token")
-            .label_style((FONT, TICK))
-            .axis_desc_style((FONT, AXIS))
-            .light_line_style(BLACK.mix(0.06))
             .draw()?;
         chart.draw_series(std::iter::once(Rectangle::new([(0.8, -1.7), (1.2, 1.7)], shade.mix(0.12).filled())))?;
-        chart
-            .draw_series(DashedLineSeries::new(rhos.iter().map(|&r| (r, r * adv)), 8, 5, grey.stroke_width(2)))?
-            .label("ρ A (unclipped)")
-            .legend(legend_dashed(grey.stroke_width(2)));
-        chart
-            .draw_series(LineSeries::new(objective(*adv)?, green.stroke_width(3)))?
-            .label("L^CLIP (ppo_policy_loss)")
-            .legend(legend_line(green.stroke_width(3)));
+        draw_line(&mut chart, rhos.iter().map(|&r| (r, r * adv)), Stroke::Dashed(8, 5), grey.stroke_width(2), "ρ A (unclipped)")?;
+        draw_line(&mut chart, objective(*adv)?, Stroke::Solid, green.stroke_width(3), "L^CLIP (ppo_policy_loss)")?;
         // the corner the curves leave empty
         let corner = if *adv > 0.0 { SeriesLabelPosition::LowerRight } else { SeriesLabelPosition::UpperRight };
         draw_legend(&mut chart, corner, LEGEND)?;
@@ -603,9 +627,9 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
         Ok(curve)
     };
     let arms = [
-        ("REINFORCE (1 step per batch)", None, RGBColor(0x75, 0x70, 0xb3)),
-        ("PPO, 2 epochs per batch", Some(2), RGBColor(0x1b, 0x9e, 0x77)),
-        ("PPO, 4 epochs per batch", Some(4), RGBColor(0xd9, 0x5f, 0x02)),
+        ("REINFORCE (1 step per batch)", None, PURPLE),
+        ("PPO, 2 epochs per batch", Some(2), GREEN),
+        ("PPO, 4 epochs per batch", Some(4), ORANGE),
     ];
     let windows = STEPS / WINDOW;
     let mut results = Vec::new(); // per arm: (label, color, [(x, mean, se)])
@@ -631,23 +655,16 @@ fn ppo_vs_reinforce(path: &Path) -> Result<()> {
     let root = canvas(path)?;
     let x_max = (STEPS * BATCH) as f64;
     let mut chart = chart_on(&root, 60, 0f64..x_max, 0f64..0.5f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("episodes sampled (32 per step)")
         .y_desc("pass rate of the sampled batches")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.2}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (i, (label, color, points)) in results.iter().enumerate() {
         let color = *color;
         let shift = (i as f64 - 1.0) * 6.0; // keep the error bars of the three arms apart
-        chart
-            .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x + shift, m)), color.stroke_width(2)))?
-            .label(*label)
-            .legend(legend_line(color.stroke_width(2)));
+        draw_line(&mut chart, points.iter().map(|&(x, m, _)| (x + shift, m)), Stroke::Solid, color.stroke_width(2), *label)?;
         chart.draw_series(points.iter().map(|&(x, m, se)| {
             PathElement::new(vec![(x + shift, m - se), (x + shift, m + se)], color.stroke_width(2))
         }))?;
@@ -672,12 +689,12 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
         .map(|v| v["variant"].as_str().unwrap_or("?").to_string())
         .collect();
     let colors = [
-        RGBColor(0x1b, 0x9e, 0x77),
+        GREEN,
         RGBColor(0x99, 0x99, 0x99),
-        RGBColor(0xd9, 0x5f, 0x02),
-        RGBColor(0x75, 0x70, 0xb3),
-        RGBColor(0xe7, 0x29, 0x8a),
-        RGBColor(0x66, 0xa6, 0x1e),
+        ORANGE,
+        PURPLE,
+        PINK,
+        LIME,
         RGBColor(0xa6, 0x76, 0x1d),
         RGBColor(0x1f, 0x78, 0xb4),
         RGBColor(0x33, 0x33, 0x33),
@@ -685,15 +702,11 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
     let windows = steps / WINDOW;
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 60, 0f64..steps as f64, 0f64..1f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("GRPO step (128 episodes sampled per step; more for dynamic sampling)")
         .y_desc("pass rate of the sampled episodes")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.1}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (i, name) in names.iter().enumerate() {
         let color = colors[i % colors.len()];
@@ -716,10 +729,7 @@ fn grpo_family_curves(path: &Path) -> Result<()> {
             })
             .collect();
         println!("{name}: {points:.3?}");
-        chart
-            .draw_series(LineSeries::new(points.iter().map(|&(x, m, _)| (x, m)), color.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(legend_line(color.stroke_width(2)));
+        draw_line(&mut chart, points.iter().map(|&(x, m, _)| (x, m)), Stroke::Solid, color.stroke_width(2), name.as_str())?;
         // ± one standard error over seeds, with caps; a dot at each window's mean
         for &(x, m, se) in &points {
             let bar = [vec![(x, m - se), (x, m + se)], vec![(x - 0.12, m - se), (x + 0.12, m - se)], vec![(x - 0.12, m + se), (x + 0.12, m + se)]];
@@ -740,9 +750,9 @@ fn context_needed(path: &Path) -> Result<()> {
     let runs = lab["runs"].as_array().ok_or("multi_turn.json: no runs")?;
     let series = [
         ("base agent", "base", RGBColor(0x66, 0x66, 0x66)),
-        ("GRPO, full context", "penalty_0", RGBColor(0x1b, 0x9e, 0x77)),
-        ("keep_obs 1, episode samples", "episode_keep1", RGBColor(0xd9, 0x5f, 0x02)),
-        ("keep_obs 1, call samples", "call_keep1", RGBColor(0x75, 0x70, 0xb3)),
+        ("GRPO, full context", "penalty_0", GREEN),
+        ("keep_obs 1, episode samples", "episode_keep1", ORANGE),
+        ("keep_obs 1, call samples", "call_keep1", PURPLE),
     ];
     // x = 0, 1, 2 observations kept, 3 = all of them
     let pass = |variant: &str, x: usize| -> f64 {
@@ -755,24 +765,17 @@ fn context_needed(path: &Path) -> Result<()> {
     };
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 60, -0.3f64..3.3f64, 0f64..1f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("tool observations the policy sees before each call (keep_obs)")
         .y_desc("pass rate on the train tasks")
         .x_labels(4)
         .x_label_formatter(&|x| match x.round() as i64 { 3 => "all".to_string(), k => k.to_string() })
         .y_label_formatter(&|y| format!("{y:.1}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (label, variant, color) in series {
         let points: Vec<(f64, f64)> = (0..4).map(|x| (x as f64, pass(variant, x))).collect();
         println!("{label}: {points:.3?}");
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(label)
-            .legend(legend_line(color.stroke_width(2)));
+        draw_line(&mut chart, points.clone(), Stroke::Solid, color.stroke_width(2), label)?;
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
     }
     draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
@@ -798,35 +801,25 @@ fn reward_hacking(path: &Path) -> Result<()> {
             .collect()
     };
     let lines = [
-        ("public reward: public-test pass", curve("public", "public"), RGBColor(0xd9, 0x5f, 0x02), false),
-        ("public reward: hidden-test pass", curve("public", "hidden"), RGBColor(0x75, 0x70, 0xb3), false),
-        ("public reward: exploit share", curve("public", "exploit"), RGBColor(0xe7, 0x29, 0x8a), false),
-        ("hidden reward: hidden-test pass", curve("hidden", "hidden"), RGBColor(0x1b, 0x9e, 0x77), true),
+        ("public reward: public-test pass", curve("public", "public"), ORANGE, false),
+        ("public reward: hidden-test pass", curve("public", "hidden"), PURPLE, false),
+        ("public reward: exploit share", curve("public", "exploit"), PINK, false),
+        ("hidden reward: hidden-test pass", curve("hidden", "hidden"), GREEN, true),
     ];
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 60, 0.5f64..steps as f64 + 0.5, 0f64..1f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("GRPO step (128 episodes each)")
         .y_desc("share of sampled episodes")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.1}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (label, points, color, dashed) in lines {
         let style = color.stroke_width(2);
         if dashed {
-            chart
-                .draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?
-                .label(label)
-                .legend(legend_dashed(style));
+            draw_line(&mut chart, points.iter().copied(), Stroke::Dashed(6, 4), style, label)?;
         } else {
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), style))?
-                .label(label)
-                .legend(legend_line(style));
+            draw_line(&mut chart, points.iter().copied(), Stroke::Solid, style, label)?;
         }
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
     }
@@ -846,8 +839,8 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
         ("entropy_0.001", "entropy bonus 0.001", RGBColor(0xfd, 0xb8, 0x63)),
         ("entropy_0.01", "entropy bonus 0.01", RGBColor(0xf1, 0x69, 0x13)),
         ("entropy", "entropy bonus 0.05", RGBColor(0xa6, 0x36, 0x03)),
-        ("k3_loss", "k3 in the loss, beta 0.1", RGBColor(0x75, 0x70, 0xb3)),
-        ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
+        ("k3_loss", "k3 in the loss, beta 0.1", PURPLE),
+        ("k1_reward", "k1 in the reward, beta 0.1", GREEN),
         ("k1_reward_0.5", "k1 in the reward, beta 0.5", RGBColor(0x66, 0xc2, 0xa5)),
     ];
     let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
@@ -856,15 +849,11 @@ fn regularizer_entropy(path: &Path) -> Result<()> {
     let ticks = vec![0.03, 0.1, 0.3, 1.0, 3.0];
     let y = (0.03f64..8.0f64).log_scale().with_key_points(ticks);
     let mut chart = chart_on(&root, 60, 0.5f64..steps + 0.5, y)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("GRPO step (128 episodes each); one line per seed")
         .y_desc("entropy per policy token (nats, log scale)")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.2}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (variant, label, color) in arms {
         for (i, run) in runs.iter().filter(|r| r["variant"] == variant).enumerate() {
@@ -890,10 +879,10 @@ fn regularizer_kl(path: &Path) -> Result<()> {
     let runs = lab["runs"].as_array().ok_or("regularizers.json: no runs")?;
     let arms = [
         ("none", "no regularizer", RGBColor(0x33, 0x33, 0x33)),
-        ("k3_loss", "k3 in the loss, beta 0.1", RGBColor(0x75, 0x70, 0xb3)),
-        ("k3plus_loss", "k3+ in the loss, beta 0.1", RGBColor(0xe7, 0x29, 0x8a)),
+        ("k3_loss", "k3 in the loss, beta 0.1", PURPLE),
+        ("k3plus_loss", "k3+ in the loss, beta 0.1", PINK),
         ("k2_loss", "k2 in the loss, beta 0.1", RGBColor(0xe6, 0xab, 0x02)),
-        ("k1_reward", "k1 in the reward, beta 0.1", RGBColor(0x1b, 0x9e, 0x77)),
+        ("k1_reward", "k1 in the reward, beta 0.1", GREEN),
         ("k1_reward_0.5", "k1 in the reward, beta 0.5", RGBColor(0x66, 0xc2, 0xa5)),
     ];
     let steps = lab["steps"].as_u64().ok_or("regularizers.json: no steps")? as f64;
@@ -917,15 +906,11 @@ fn regularizer_kl(path: &Path) -> Result<()> {
     // room below the curves for the legend
     let y = (0.0002f64..1.5f64).log_scale().with_key_points(ticks);
     let mut chart = chart_on(&root, 60, 0f64..steps + 1.0, y)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("GRPO step (128 episodes each); mean of 3 seeds, 5-step windows")
         .y_desc("KL to the base (nats per token)")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (variant, label, color) in arms {
         let style = color.stroke_width(2);
@@ -954,21 +939,17 @@ fn pipeline_tradeoff(path: &Path) -> Result<()> {
         steps: 40,
     };
     let series = [
-        ("64 slots", 64, false, RGBColor(0x1b, 0x9e, 0x77)),
-        ("64 slots, interrupt (last token)", 64, true, RGBColor(0x1b, 0x9e, 0x77)),
-        ("128 slots", 128, false, RGBColor(0x75, 0x70, 0xb3)),
-        ("128 slots, interrupt (last token)", 128, true, RGBColor(0x75, 0x70, 0xb3)),
+        ("64 slots", 64, false, GREEN),
+        ("64 slots, interrupt (last token)", 64, true, GREEN),
+        ("128 slots", 128, false, PURPLE),
+        ("128 slots, interrupt (last token)", 128, true, PURPLE),
     ];
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 60, 0f64..7f64, 0f64..1f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("mean staleness of the trained episodes (trainer steps)")
         .y_desc("episodes trained per second")
         .y_label_formatter(&|y| format!("{y:.1}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     for (label, slots, interrupt, color) in series {
         let points: Vec<(f64, f64)> = (0..=8)
@@ -981,10 +962,7 @@ fn pipeline_tradeoff(path: &Path) -> Result<()> {
         println!("{label}: {points:.3?}");
         let style = color.stroke_width(2);
         if interrupt {
-            chart
-                .draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))?
-                .label(label)
-                .legend(legend_dashed(style));
+            draw_line(&mut chart, points.clone(), Stroke::Dashed(6, 4), style, label)?;
         } else {
             chart.draw_series(LineSeries::new(points.clone(), style))?.label(label).legend(legend_line(style));
         }
@@ -1020,9 +998,9 @@ fn debugging_dashboard(path: &Path) -> Result<()> {
             .collect()
     };
     let arms = [
-        ("clean", "no fault", RGBColor(0x1b, 0x9e, 0x77)),
-        ("ref_is_policy", "RefIsPolicy", RGBColor(0x75, 0x70, 0xb3)),
-        ("loss_sign_flipped", "LossSignFlipped", RGBColor(0xd9, 0x5f, 0x02)),
+        ("clean", "no fault", GREEN),
+        ("ref_is_policy", "RefIsPolicy", PURPLE),
+        ("loss_sign_flipped", "LossSignFlipped", ORANGE),
     ];
     let root = SVGBackend::new(path, (SIZE.0, 640)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -1040,14 +1018,10 @@ fn debugging_dashboard(path: &Path) -> Result<()> {
             .x_label_area_size(40)
             .y_label_area_size(52)
             .build_cartesian_2d(0.5f64..steps as f64 + 0.5, range)?;
-        chart
-            .configure_mesh()
+        book_mesh(&mut chart)
             .x_desc("step")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.1}"))
-            .light_line_style(BLACK.mix(0.06))
-            .label_style((FONT, TICK))
-            .axis_desc_style((FONT, AXIS))
             .draw()?;
         for (arm, label, color) in arms {
             let points = curve(arm, key);
@@ -1088,11 +1062,11 @@ fn capstone_curves(path: &Path) -> Result<()> {
             .collect()
     };
     let arms = [
-        ("recipe", "recipe", RGBColor(0x1b, 0x9e, 0x77)),
-        ("keep-all-groups", "keep all groups", RGBColor(0x75, 0x70, 0xb3)),
-        ("kl-reward", "k1 in reward, 0.1", RGBColor(0xd9, 0x5f, 0x02)),
+        ("recipe", "recipe", GREEN),
+        ("keep-all-groups", "keep all groups", PURPLE),
+        ("kl-reward", "k1 in reward, 0.1", ORANGE),
     ];
-    let seed_colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x66, 0x66, 0x66), RGBColor(0xe7, 0x29, 0x8a)];
+    let seed_colors = [GREEN, RGBColor(0x66, 0x66, 0x66), PINK];
     let root = SVGBackend::new(path, (SIZE.0, 640)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((2, 2));
@@ -1111,14 +1085,10 @@ fn capstone_curves(path: &Path) -> Result<()> {
             .y_label_area_size(52)
             .build_cartesian_2d(0f64..steps as f64, range.clone())?;
         let big = range.end > 10.0;
-        chart
-            .configure_mesh()
+        book_mesh(&mut chart)
             .x_desc("step")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| if big { format!("{y:.0}") } else { format!("{y:.1}") })
-            .light_line_style(BLACK.mix(0.06))
-            .label_style((FONT, TICK))
-            .axis_desc_style((FONT, AXIS))
             .draw()?;
         if i < 3 {
             for (arm, label, color) in arms {
@@ -1190,7 +1160,7 @@ fn ppo_epoch_drift(path: &Path) -> Result<()> {
         })
         .collect();
     printed_in_chapter("08-ppo.md", &rows)?;
-    let (green, purple) = (RGBColor(0x1b, 0x9e, 0x77), RGBColor(0x75, 0x70, 0xb3));
+    let (green, purple) = (GREEN, PURPLE);
     let root = canvas(path)?;
     let areas = root.split_evenly((1, 2));
     let panels: [(&str, f64, fn(&arl::PpoStats) -> f64); 2] = [
@@ -1205,30 +1175,20 @@ fn ppo_epoch_drift(path: &Path) -> Result<()> {
             .x_label_area_size(52)
             .y_label_area_size(64)
             .build_cartesian_2d(0.5f64..8.5f64, bottom..top)?;
-        chart
-            .configure_mesh()
+        book_mesh(&mut chart)
             .x_labels(8)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| if i == 0 { format!("{y:.2}") } else { format!("{y:.1}") })
             .x_desc("epoch (measured before its step)")
-            .label_style((FONT, TICK))
-            .axis_desc_style((FONT, AXIS))
-            .light_line_style(BLACK.mix(0.06))
             .draw()?;
         if i == 1 {
             // the clip's upper edge, 1 + ε
             let edge = [(0.5, 1.2), (8.5, 1.2)];
-            chart
-                .draw_series(DashedLineSeries::new(edge, 8, 5, BLACK.mix(0.5).stroke_width(2)))?
-                .label("1 + ε = 1.2")
-                .legend(legend_dashed(BLACK.mix(0.5).stroke_width(2)));
+            draw_line(&mut chart, edge, Stroke::Dashed(8, 5), BLACK.mix(0.5).stroke_width(2), "1 + ε = 1.2")?;
         }
         for (stats, label, color) in [(&clipped, "clip ε = 0.2", green), (&unclipped, "no clip", purple)] {
             let points: Vec<(f64, f64)> = stats.iter().enumerate().map(|(e, s)| ((e + 1) as f64, value(s))).collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(3)))?
-                .label(label)
-                .legend(legend_line(color.stroke_width(3)));
+            draw_line(&mut chart, points.clone(), Stroke::Solid, color.stroke_width(3), label)?;
             chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, LEGEND)?;
@@ -1281,29 +1241,19 @@ fn grpo_run(path: &Path) -> Result<()> {
         ],
     )?;
     let (grey, blue, black, red) =
-        (RGBColor(0x88, 0x88, 0x88), RGBColor(0x1f, 0x77, 0xb4), BLACK, RGBColor(0xd9, 0x5f, 0x02));
+        (RGBColor(0x88, 0x88, 0x88), RGBColor(0x1f, 0x77, 0xb4), BLACK, ORANGE);
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 60, -1.5f64..37.5f64, 0f64..0.8f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("GRPO step (16 tasks × 8 episodes)")
         .y_desc("pass rate")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.1}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     let floor_line = [(-1.5, floor_ci.0), (37.5, floor_ci.0)];
-    chart
-        .draw_series(DashedLineSeries::new(floor_line, 8, 5, black.mix(0.6).stroke_width(2)))?
-        .label("read-then-random floor, held-out")
-        .legend(legend_dashed(black.mix(0.6).stroke_width(2)));
+    draw_line(&mut chart, floor_line, Stroke::Dashed(8, 5), black.mix(0.6).stroke_width(2), "read-then-random floor, held-out")?;
     let sampled = history.iter().map(|r| ((r.step + 1) as f64, r.sampled.pass_rate));
-    chart
-        .draw_series(LineSeries::new(sampled, grey.stroke_width(2)))?
-        .label("each step's 128 sampled episodes (train)")
-        .legend(legend_line(grey.stroke_width(2)));
+    draw_line(&mut chart, sampled, Stroke::Solid, grey.stroke_width(2), "each step's 128 sampled episodes (train)")?;
     let bar = |x: f64, (low, high): (f64, f64), color: RGBColor| {
         PathElement::new(vec![(x, low), (x, high)], color.stroke_width(2))
     };
@@ -1355,7 +1305,7 @@ fn step_penalty_collapse(path: &Path) -> Result<()> {
         })
         .collect();
     printed_in_chapter("12-multi-turn.md", &rows)?;
-    let colors = [RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02)];
+    let colors = [GREEN, ORANGE];
     let root = canvas(path)?;
     let areas = root.split_evenly((1, 2));
     let panels: [(&str, f64, fn(&arl::StepRecord) -> f64); 2] = [
@@ -1369,24 +1319,17 @@ fn step_penalty_collapse(path: &Path) -> Result<()> {
             .x_label_area_size(52)
             .y_label_area_size(56)
             .build_cartesian_2d(0.5f64..6.5f64, 0f64..top)?;
-        chart
-            .configure_mesh()
+        book_mesh(&mut chart)
             .x_labels(6)
             .y_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| if i == 0 { format!("{y:.1}") } else { format!("{y:.0}") })
             .x_desc("GRPO step (8 tasks × 8 episodes)")
-            .label_style((FONT, TICK))
-            .axis_desc_style((FONT, AXIS))
-            .light_line_style(BLACK.mix(0.06))
             .draw()?;
         for ((p, history), color) in runs.iter().zip(colors) {
             let points: Vec<(f64, f64)> = history.iter().map(|r| ((r.step + 1) as f64, value(r))).collect();
             let label = if *p == 0.0 { "no penalty".to_string() } else { format!("step penalty p = {p}") };
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(3)))?
-                .label(label)
-                .legend(legend_line(color.stroke_width(3)));
+            draw_line(&mut chart, points.clone(), Stroke::Solid, color.stroke_width(3), label)?;
             chart.draw_series(points.iter().map(|&pt| Circle::new(pt, 4, color.filled())))?;
         }
         if i == 0 {
@@ -1446,35 +1389,22 @@ fn public_vs_hidden(path: &Path) -> Result<()> {
         .map(|(step, (j, s))| format!("  step {step:>2}: J = {j:.3}  solved (hidden tests) = {s:.3}"))
         .collect();
     printed_in_chapter("01-introduction.md", &printed)?;
-    let (green, orange) = (RGBColor(0x1b, 0x9e, 0x77), RGBColor(0xd9, 0x5f, 0x02));
+    let (green, orange) = (GREEN, ORANGE);
     let root = canvas(path)?;
     let mut chart = chart_on(&root, 60, 0f64..40f64, 0.3f64..1.0f64)?;
-    chart
-        .configure_mesh()
+    book_mesh(&mut chart)
         .x_desc("gradient-ascent step")
         .y_desc("J, or the hidden-test solve rate")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.1}"))
-        .light_line_style(BLACK.mix(0.06))
-        .label_style((FONT, TICK))
-        .axis_desc_style((FONT, AXIS))
         .draw()?;
     let series = |c: &[(f64, f64)], pick: fn(&(f64, f64)) -> f64| -> Vec<(f64, f64)> {
         c.iter().enumerate().map(|(k, p)| (k as f64, pick(p))).collect()
     };
     let style = |color: RGBColor| color.stroke_width(3);
-    chart
-        .draw_series(LineSeries::new(series(&hidden, |p| p.0), style(green)))?
-        .label("hidden-test reward: J = solve rate")
-        .legend(legend_line(style(green)));
-    chart
-        .draw_series(LineSeries::new(series(&public, |p| p.0), style(orange)))?
-        .label("public-test reward: J")
-        .legend(legend_line(style(orange)));
-    chart
-        .draw_series(DashedLineSeries::new(series(&public, |p| p.1), 8, 5, style(orange)))?
-        .label("public-test reward: hidden-test solve rate")
-        .legend(legend_dashed(style(orange)));
+    draw_line(&mut chart, series(&hidden, |p| p.0), Stroke::Solid, style(green), "hidden-test reward: J = solve rate")?;
+    draw_line(&mut chart, series(&public, |p| p.0), Stroke::Solid, style(orange), "public-test reward: J")?;
+    draw_line(&mut chart, series(&public, |p| p.1), Stroke::Dashed(8, 5), style(orange), "public-test reward: hidden-test solve rate")?;
     draw_legend(&mut chart, SeriesLabelPosition::LowerRight, LEGEND)?;
     root.present()?;
     Ok(())
