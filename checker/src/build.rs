@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
-use tangle::library::{write_if_changed, GeneratedFile, CHAPTER_DEPS, DEV_PROFILE};
+use tangle::library::{write_if_changed, GeneratedFile, CHAPTER_DEPS};
 
 /// The opt-level of the prefix library (earlier chapters' saved code) in chapter builds.
 /// Measured cold (docs/performance.md, "Saved code's opt-level"): 1 gives chapter 17 most of
@@ -44,7 +44,7 @@ impl ChapterCrate {
         for (name, version) in CHAPTER_DEPS {
             let _ = writeln!(s, "{name} = {version}");
         }
-        let _ = writeln!(s, "\n[workspace]\n\n{DEV_PROFILE}");
+        let _ = writeln!(s, "\n[workspace]\n\n{}", tangle::library::dev_profile());
         // The prefix library is a member of this workspace (a path dependency inside it), so
         // `package."*"` above does not reach it: name it, so saved code runs optimized.
         let _ = writeln!(s, "\n[profile.dev.package.{}]\nopt-level = {PREFIX_OPT_LEVEL}", self.prefix_package());
