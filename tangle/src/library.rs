@@ -25,7 +25,7 @@ pub const CHAPTER_DEPS: &[(&str, &str)] = &[
 ];
 
 /// Dependencies optimised, the book's own code not: fast rebuilds after an edit, and the
-/// sandbox interpreter and tch's glue still run at full speed.
+/// sandbox interpreter and tch still run at full speed.
 /// No debug info: chapter programs link against libtorch much faster and stay small
 /// (panic locations do not need it).
 ///
@@ -33,18 +33,21 @@ pub const CHAPTER_DEPS: &[(&str, &str)] = &[
 /// (proc macros, build scripts and their dependencies: [`HOST_ONLY_PACKAGES`]) is named at
 /// opt-level 0, and so are the C decompressors that only tch's npz reader links. torch-sys (its
 /// C++ glue, calls that forward to libtorch: 28 s to compile at -O0, 40 s at -O1, about 100 s
-/// at -O2) and the tokenizer and template engine, which a chapter calls a few times, are at 1.
+/// at -O2) and the tokenizer and template engine, which a chapter calls a few times, are at 1
+/// ([`PACKAGE_OPT_LEVELS`]).
 /// None of these levels changes what a program prints (docs/performance.md, "The dependency
 /// build").
-pub const DEV_PROFILE: &str = concat!(
-    "[profile.dev]\ndebug = false\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
-    "\n[profile.dev.package.torch-sys]\nopt-level = 1\n",
-    "[profile.dev.package.zstd-sys]\nopt-level = 0\n",
-    "[profile.dev.package.bzip2-sys]\nopt-level = 0\n",
-    "[profile.dev.package.tokenizers]\nopt-level = 1\n",
-    "[profile.dev.package.minijinja]\nopt-level = 1\n",
-    "[profile.dev.package.minijinja-contrib]\nopt-level = 1",
-);
+pub const DEV_PROFILE: &str = "[profile.dev]\ndebug = false\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n";
+
+/// Runtime packages whose opt-level differs from `package."*"`'s, with the level.
+pub const PACKAGE_OPT_LEVELS: &[(&str, u8)] = &[
+    ("torch-sys", 1),
+    ("zstd-sys", 0),
+    ("bzip2-sys", 0),
+    ("tokenizers", 1),
+    ("minijinja", 1),
+    ("minijinja-contrib", 1),
+];
 
 /// Packages of the chapter crates' lock that only build scripts and proc macros use
 /// (`cargo tree -e normal,build` less `cargo tree -e normal,no-proc-macro`, 2026-12-07).
@@ -58,12 +61,18 @@ pub const HOST_ONLY_PACKAGES: &[&str] = &[
     "version_check", "zerocopy-derive",
 ];
 
-/// [`DEV_PROFILE`] with every [`HOST_ONLY_PACKAGES`] entry at opt-level 0: the `[profile]`
-/// tables of a chapter crate's (and the tangled crate's) manifest.
+/// Every package the dev profile names, with its opt-level: [`PACKAGE_OPT_LEVELS`], then each
+/// of [`HOST_ONLY_PACKAGES`] at 0.
+pub fn named_opt_levels() -> impl Iterator<Item = (&'static str, u8)> {
+    PACKAGE_OPT_LEVELS.iter().copied().chain(HOST_ONLY_PACKAGES.iter().map(|&name| (name, 0)))
+}
+
+/// [`DEV_PROFILE`] and a table for each of [`named_opt_levels`]: the `[profile]` tables of a
+/// chapter crate's (and the tangled crate's) manifest.
 pub fn dev_profile() -> String {
     let mut s = DEV_PROFILE.to_string();
-    for name in HOST_ONLY_PACKAGES {
-        s.push_str(&format!("\n[profile.dev.package.{name}]\nopt-level = 0"));
+    for (name, level) in named_opt_levels() {
+        s.push_str(&format!("\n[profile.dev.package.{name}]\nopt-level = {level}"));
     }
     s
 }
@@ -1104,12 +1113,7 @@ mod tests {
         // A stale name is only a cargo warning, so nothing else would notice it.
         let lock = include_str!("../../agentrl/Cargo.lock");
         let in_lock = |name: &str| lock.lines().any(|l| l == format!("name = \"{name}\""));
-        let profile = dev_profile();
-        let named: Vec<&str> = profile
-            .lines()
-            .filter_map(|l| l.strip_prefix("[profile.dev.package.")?.strip_suffix(']'))
-            .filter(|n| *n != "\"*\"")
-            .collect();
+        let named: Vec<&str> = named_opt_levels().map(|(name, _)| name).collect();
         assert!(named.len() > HOST_ONLY_PACKAGES.len(), "{named:?}");
         let missing: Vec<&&str> = named.iter().filter(|n| !in_lock(n)).collect();
         assert!(missing.is_empty(), "not in agentrl/Cargo.lock: {missing:?}");
