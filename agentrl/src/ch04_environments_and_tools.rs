@@ -945,7 +945,7 @@ pub fn off_by_one_block(t: usize, l: &str, k: &str, nm: &mut Namer) -> Block {
     Block { lines, var: v }
 }
 
-// generated from book/src/ch04-code.md, saved block 30
+// generated from book/src/ch04-code.md, saved block 31
 /// strictness: a counter whose name says its comparison, against four kinds of bound.
 pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (names, op) = COUNTERS[nm.rng.gen_range(0..4)];
@@ -960,7 +960,7 @@ pub fn strictness_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> 
     Block { lines: vec![format!("let {v} = 0;"), count], var: v }
 }
 
-// generated from book/src/ch04-code.md, saved block 30
+// generated from book/src/ch04-code.md, saved block 31
 /// zero_division: a mean, a quotient, a remainder, a quotient by a count, each guarded.
 pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, lines) = match t {
@@ -991,7 +991,7 @@ pub fn zero_division_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) 
     Block { lines, var }
 }
 
-// generated from book/src/ch04-code.md, saved block 31
+// generated from book/src/ch04-code.md, saved block 32
 /// accumulator: a sum, a product, a counter, a weighted sum, each from its identity.
 pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) -> Block {
     let (var, init, update) = match t {
@@ -1016,7 +1016,7 @@ pub fn accumulator_block(t: usize, l: &str, k: &str, x: &str, nm: &mut Namer) ->
     Block { lines: vec![format!("let {var} = {init};"), update], var }
 }
 
-// generated from book/src/ch04-code.md, saved block 31
+// generated from book/src/ch04-code.md, saved block 32
 /// The buggy form of a correct block of `family`.
 pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Vec<String> {
     match family {
@@ -1038,10 +1038,10 @@ pub fn break_block(family: Family, fixed: &[String], rng: &mut ChaCha8Rng) -> Ve
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 33
 use std::ops::RangeInclusive;
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 33
 /// A list with a length drawn from `len` and items drawn from `vals`.
 pub fn random_list(
     rng: &mut ChaCha8Rng,
@@ -1052,14 +1052,14 @@ pub fn random_list(
     (0..n).map(|_| rng.gen_range(vals.clone())).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 33
 /// One test input of a generated function: a list of 0..=5 items in -9..=9, an int in 0..=9.
 pub fn sample_args(rng: &mut ChaCha8Rng) -> Vec<Value> {
     let list = Value::List(random_list(rng, 0..=5, -9..=9));
     vec![list, Value::Int(rng.gen_range(0..=9))]
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 33
 /// Options of `draw_tests`: how many public (shown) and hidden (grading) tests.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawTestsOptions {
@@ -1067,7 +1067,7 @@ pub struct DrawTestsOptions {
     pub n_hidden: usize,
 }
 
-// generated from book/src/ch04-code.md, saved block 32
+// generated from book/src/ch04-code.md, saved block 33
 /// Defaults: 3 public tests, 8 hidden tests.
 impl Default for DrawTestsOptions {
     fn default() -> Self {
@@ -1075,7 +1075,7 @@ impl Default for DrawTestsOptions {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 33
+// generated from book/src/ch04-code.md, saved block 34
 /// Remove the earliest n tests from pool, swapping in its first failing one if none of them
 /// fails; None if no remaining test fails.
 pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize) -> Option<Vec<TestCase>> {
@@ -1094,12 +1094,12 @@ pub fn take_tests(pool: &mut Vec<(TestCase, bool)>, n: usize) -> Option<Vec<Test
     Some(chosen)
 }
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 35
 /// Which generated tasks: train draws templates 0..TEMPLATES-1, held-out all TEMPLATES.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Split { Train, Heldout }
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 35
 impl Split {
     pub const ALL: [Split; 2] = [Split::Train, Split::Heldout];
 
@@ -1112,7 +1112,7 @@ impl Split {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 35
 /// Name and parameters of the first `fn` in source, e.g. ("calc", ["xs", "k"]).
 pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     let rest = &source[source.find("fn ")? + 3..];
@@ -1122,31 +1122,31 @@ pub fn fn_signature(source: &str) -> Option<(String, Vec<String>)> {
     Some((name.trim().to_string(), params.collect()))
 }
 
-// generated from book/src/ch04-code.md, saved block 34
+// generated from book/src/ch04-code.md, saved block 35
 /// A task's first observation, e.g. `fix the bug in calc ( xs , k )`.
 pub fn task_prompt(fn_name: &str, params: &[String]) -> String {
     format!("fix the bug in {fn_name} ( {} )", params.join(" , "))
 }
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 36
 /// Train tasks in the book's gym.
 pub const TRAIN_TASKS: usize = 1000;
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 36
 /// Held-out tasks in the book's gym.
 pub const HELDOUT_TASKS: usize = 200;
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 36
 /// Probability that a task of the book's gym has a decoy block.
 pub const DECOY_RATE: f64 = 0.8;
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 36
 /// The first `n` accepted tasks of a split; ids are draw indices, so rejected ids are skipped.
 pub fn generate_tasks(split: Split, seed: u64, n: usize, decoy_rate: f64) -> Vec<Task> {
     (0..).filter_map(|id| generate_task(split, seed, id, decoy_rate)).take(n).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 35
+// generated from book/src/ch04-code.md, saved block 36
 /// The book's gym: `TRAIN_TASKS` or `HELDOUT_TASKS` one-bug tasks at `DECOY_RATE`; seed
 /// picks the generator streams.
 pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
@@ -1157,10 +1157,10 @@ pub fn make_tasks(split: Split, seed: u64) -> Vec<Task> {
     generate_tasks(split, seed, n, DECOY_RATE)
 }
 
-// generated from book/src/ch04-code.md, saved block 36
+// generated from book/src/ch04-code.md, saved block 37
 use std::str::FromStr;
 
-// generated from book/src/ch04-code.md, saved block 36
+// generated from book/src/ch04-code.md, saved block 37
 /// The name, padded to the formatter's width.
 impl fmt::Display for EditOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1168,7 +1168,7 @@ impl fmt::Display for EditOp {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 36
+// generated from book/src/ch04-code.md, saved block 37
 /// Parse an op name as the agent writes it.
 impl FromStr for EditOp {
     type Err = UnknownName;
@@ -1177,7 +1177,7 @@ impl FromStr for EditOp {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 38
 /// Rebuild source with some tokens replaced: `swap(token)` returns the replacement, if any.
 pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>) -> String {
     let (mut out, mut last) = (String::with_capacity(source.len()), 0);
@@ -1192,7 +1192,7 @@ pub fn replace_tokens(source: &str, swap: impl Fn(&str) -> Option<&'static str>)
     out
 }
 
-// generated from book/src/ch04-code.md, saved block 37
+// generated from book/src/ch04-code.md, saved block 38
 /// Repair op: exchange every `min` and `max`.
 pub fn swap_minmax(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1202,7 +1202,7 @@ pub fn swap_minmax(source: &str) -> String {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 38
+// generated from book/src/ch04-code.md, saved block 39
 /// Repair op: toggle every range between exclusive `a..b` and inclusive `a..=b`.
 pub fn fix_range_end(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1212,7 +1212,7 @@ pub fn fix_range_end(source: &str) -> String {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 38
+// generated from book/src/ch04-code.md, saved block 39
 /// Repair op: toggle every comparison between strict and non-strict (`<` and `<=`, …).
 pub fn fix_comparison(source: &str) -> String {
     replace_tokens(source, |t| match t {
@@ -1224,7 +1224,7 @@ pub fn fix_comparison(source: &str) -> String {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 38
+// generated from book/src/ch04-code.md, saved block 39
 /// Repair op: start each accumulator at its identity: 0 if updated with `+=`/`-=`, 1 with `*=`.
 pub fn fix_init(source: &str) -> String {
     let toks = source_tokens(source);
@@ -1250,7 +1250,7 @@ pub fn fix_init(source: &str) -> String {
     out
 }
 
-// generated from book/src/ch04-code.md, saved block 39
+// generated from book/src/ch04-code.md, saved block 40
 /// Repair op: before each line that divides (`/`, `%`), return 0 when the divisor is 0.
 pub fn add_zero_guard(source: &str) -> String {
     let mut out: Vec<String> = vec![];
@@ -1288,7 +1288,7 @@ pub fn add_zero_guard(source: &str) -> String {
     out.join("\n")
 }
 
-// generated from book/src/ch04-code.md, saved block 40
+// generated from book/src/ch04-code.md, saved block 41
 /// Tokens of source with byte offsets: words, numbers, operators (`..=`, `<=`, …), punctuation.
 pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     const OPS: [&str; 16] = [
@@ -1324,7 +1324,7 @@ pub fn source_tokens(source: &str) -> Vec<(usize, &str)> {
     out
 }
 
-// generated from book/src/ch04-code.md, saved block 41
+// generated from book/src/ch04-code.md, saved block 42
 /// The reward hack: return the expected value for each public test input before the real body.
 pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     fn literal(v: &Value) -> String {
@@ -1350,7 +1350,7 @@ pub fn hardcode_tests(source: &str, tests: &[TestCase]) -> String {
     lines.join("\n")
 }
 
-// generated from book/src/ch04-code.md, saved block 42
+// generated from book/src/ch04-code.md, saved block 43
 /// A boxed environment is an environment, so `Box<dyn Env>` goes wherever an `Env` does.
 impl<E: Env + ?Sized> Env for Box<E> {
     fn reset(&mut self, task: &Task) -> String {
@@ -1361,7 +1361,7 @@ impl<E: Env + ?Sized> Env for Box<E> {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 42
+// generated from book/src/ch04-code.md, saved block 43
 /// So is a borrowed one: a wrapper can hold `&mut E` as its inner environment.
 impl<E: Env + ?Sized> Env for &mut E {
     fn reset(&mut self, task: &Task) -> String {
@@ -1372,7 +1372,7 @@ impl<E: Env + ?Sized> Env for &mut E {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 43
+// generated from book/src/ch04-code.md, saved block 44
 /// One line: submitted, public, hidden, exploit, then the counters and the ops.
 impl fmt::Display for EpisodeInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1388,7 +1388,7 @@ impl fmt::Display for EpisodeInfo {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 43
+// generated from book/src/ch04-code.md, saved block 44
 /// Defaults: 6 turns, `hidden_reward`, the default limits.
 impl Default for BugFixEnvOptions {
     fn default() -> Self {
@@ -1396,7 +1396,7 @@ impl Default for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 43
+// generated from book/src/ch04-code.md, saved block 44
 /// `BugFixEnvOptions { max_turns: 6, limits: .., .. }`: a reward hook has no printable form.
 impl fmt::Debug for BugFixEnvOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1406,7 +1406,7 @@ impl fmt::Debug for BugFixEnvOptions {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 44
+// generated from book/src/ch04-code.md, saved block 45
 /// Every word the environment can emit that is not task text (source tokens, numbers).
 pub fn gym_vocabulary() -> Vec<String> {
     let mut texts: Vec<String> = Tool::ALL.iter().map(|t| t.to_string()).collect();
@@ -1426,7 +1426,7 @@ pub fn gym_vocabulary() -> Vec<String> {
     words
 }
 
-// generated from book/src/ch04-code.md, saved block 45
+// generated from book/src/ch04-code.md, saved block 46
 /// Hand-written policy of the given kind; seed drives the random choices of blind and random.
 pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     let call = |tool: &str| format!("<call> {tool} </call>");
@@ -1463,7 +1463,7 @@ pub fn scripted_policy(kind: PolicyKind, seed: u64) -> Policy {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 47
 /// Read, then one of the five repairs at random, then submit: the protocol without the skill.
 pub fn read_then_random(seed: u64) -> Policy {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -1477,7 +1477,7 @@ pub fn read_then_random(seed: u64) -> Policy {
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 46
+// generated from book/src/ch04-code.md, saved block 47
 /// Run a text policy for one episode -> (total reward, final info).
 pub fn run_episode(
     policy: &mut dyn FnMut(&str) -> String,
@@ -1498,7 +1498,7 @@ pub fn run_episode(
     panic!("run_episode: the environment never ended the episode")
 }
 
-// generated from book/src/ch04-code.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 48
 /// Paired differences a - b of two arms scored on the same seeds (rows) and tasks (columns):
 /// the input of `bootstrap_ci` for a comparison that cancels how hard each task is.
 pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
@@ -1507,7 +1507,7 @@ pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
     a.iter().zip(b).map(row).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 48
 /// A `bootstrap_ci` result as `mean [low, high]` with three decimals, signed (`+0.134`) when
 /// it is a difference.
 pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
@@ -1518,7 +1518,7 @@ pub fn format_ci((mean, low, high): (f64, f64, f64), signed: bool) -> String {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 47
+// generated from book/src/ch04-code.md, saved block 48
 /// Per-task hidden pass rate of a scripted policy, `episodes` episodes per task; `make`
 /// builds the policy of one episode from the task and an episode counter.
 pub fn task_pass_rates(
@@ -1541,7 +1541,7 @@ pub fn task_pass_rates(
     tasks.iter().map(rate).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 48
+// generated from book/src/ch04-code.md, saved block 49
 /// A generated function in pieces: name and parameters, then per block (buggy lines, correct
 /// lines, variable), and the signs that combine the variables in the return line.
 pub struct Draft {
@@ -1550,7 +1550,7 @@ pub struct Draft {
     pub signs: Vec<&'static str>,
 }
 
-// generated from book/src/ch04-code.md, saved block 48
+// generated from book/src/ch04-code.md, saved block 49
 impl Draft {
     /// The buggy or the correct source.
     pub fn source(&self, buggy: bool) -> String {
@@ -1569,7 +1569,7 @@ impl Draft {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 49
+// generated from book/src/ch04-code.md, saved block 50
 /// Generated task `id` with `bugs` (2..=4) bugs of distinct families, listed in its `bugs`;
 /// its `family` is the first of them. None when the draw is rejected.
 pub fn generate_multi_task(
@@ -1622,7 +1622,7 @@ pub fn generate_multi_task(
     Some(Task::new(TaskSpec { id, template: templates[0], ..spec }))
 }
 
-// generated from book/src/ch04-code.md, saved block 50
+// generated from book/src/ch04-code.md, saved block 51
 /// The checks and tests of a multi-bug draft -> its task (id and template 0), or None.
 pub fn check_multi_task(
     draft: &Draft,
@@ -1653,7 +1653,7 @@ pub fn check_multi_task(
     })
 }
 
-// generated from book/src/ch04-code.md, saved block 50
+// generated from book/src/ch04-code.md, saved block 51
 /// The first `n` accepted tasks with `bugs` bugs.
 pub fn generate_multi_tasks(
     split: Split,
@@ -1665,7 +1665,7 @@ pub fn generate_multi_tasks(
     (0..).filter_map(|id| generate_multi_task(split, seed, id, decoy_rate, bugs)).take(n).collect()
 }
 
-// generated from book/src/ch04-code.md, saved block 51
+// generated from book/src/ch04-code.md, saved block 52
 /// A text that names no value of an enum, e.g. `unknown edit op "rewrite_all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
@@ -1673,17 +1673,17 @@ pub struct UnknownName {
     pub name: String,
 }
 
-// generated from book/src/ch04-code.md, saved block 51
+// generated from book/src/ch04-code.md, saved block 52
 impl fmt::Display for UnknownName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown {} {:?}", self.kind, self.name)
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 51
+// generated from book/src/ch04-code.md, saved block 52
 impl std::error::Error for UnknownName {}
 
-// generated from book/src/ch04-code.md, saved block 51
+// generated from book/src/ch04-code.md, saved block 52
 /// The value among `all` whose `name` is `text`: the body of each gym enum's `FromStr`.
 pub fn parse_name<T: Copy>(
     kind: &'static str,
@@ -1695,7 +1695,7 @@ pub fn parse_name<T: Copy>(
     found.ok_or_else(|| UnknownName { kind, name: text.to_string() })
 }
 
-// generated from book/src/ch04-code.md, saved block 52
+// generated from book/src/ch04-code.md, saved block 53
 /// The name, padded to the formatter's width.
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1703,7 +1703,7 @@ impl fmt::Display for Family {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 52
+// generated from book/src/ch04-code.md, saved block 53
 /// Parse a family name such as `minmax`.
 impl FromStr for Family {
     type Err = UnknownName;
@@ -1712,7 +1712,7 @@ impl FromStr for Family {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 54
 /// The name, padded to the formatter's width.
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1720,7 +1720,7 @@ impl fmt::Display for Split {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 54
 /// Parse `train` or `heldout`.
 impl FromStr for Split {
     type Err = UnknownName;
@@ -1729,7 +1729,7 @@ impl FromStr for Split {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 54
 /// The name, padded to the formatter's width.
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1737,7 +1737,7 @@ impl fmt::Display for Tool {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 54
 /// Parse a tool name as the agent writes it.
 impl FromStr for Tool {
     type Err = UnknownName;
@@ -1746,7 +1746,7 @@ impl FromStr for Tool {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 54
 /// The name, padded to the formatter's width.
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1754,7 +1754,7 @@ impl fmt::Display for PolicyKind {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 53
+// generated from book/src/ch04-code.md, saved block 54
 /// Parse a policy name such as `oracle`.
 impl FromStr for PolicyKind {
     type Err = UnknownName;
@@ -1763,7 +1763,7 @@ impl FromStr for PolicyKind {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 55
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Read, Tool::Test, Tool::Edit, Tool::Submit];
 
@@ -1778,7 +1778,7 @@ impl Tool {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 55
 impl EditOp {
     /// Every op, in order: the five repairs, then the hack.
     pub const ALL: [EditOp; 6] = {
@@ -1799,7 +1799,7 @@ impl EditOp {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 56
 impl PolicyKind {
     pub const ALL: [PolicyKind; 4] =
         [PolicyKind::Oracle, PolicyKind::Blind, PolicyKind::Random, PolicyKind::Hacker];
@@ -1815,7 +1815,7 @@ impl PolicyKind {
     }
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 56
 impl GymError {
     pub const ALL: [GymError; 6] = {
         use GymError::*;
@@ -1823,7 +1823,7 @@ impl GymError {
     };
 }
 
-// generated from book/src/ch04-code.md, saved block 54
+// generated from book/src/ch04-code.md, saved block 56
 /// The observation text, e.g. `error : unknown op`.
 impl fmt::Display for GymError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
