@@ -85,8 +85,8 @@ pub fn regularized_update(
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RegularizedRecord {
     pub record: StepRecord,
-    /// Mean -log pi_old of all sampled policy tokens (the sampler's log-probs, which are
-    /// pi_old's at temperature 1): the policy's entropy on visited states.
+    /// Mean -log pi_old of all sampled policy tokens (the sampler's log-probs: pi_old's at
+    /// `cfg.temperature`, the model's own at 1): the policy's entropy on visited states.
     pub entropy: f64,
     /// Mean full-vocabulary entropy over the update's positions (0 when nothing was kept).
     pub update_entropy: f64,
